@@ -1,0 +1,78 @@
+# The embedded demo dataset (SyntheticShapes, generated in memory): 20
+# long-tailed classes of coloured sprites on 32x32 canvases. Training keeps
+# one random positive per image (single positive labels); validation is a
+# held-out, fully labelled 20% of the training images; the test split is a
+# separate, fully labelled sample of the same generator.
+dataset_type = 'SyntheticShapes'
+num_classes = 20
+synthetic = dict(type=dataset_type, num_classes=num_classes, img_size=32)
+
+data_preprocessor = dict(
+    num_classes=num_classes,
+    # Statistics of the generated images (RGB, after `to_rgb`).
+    mean=[42., 45., 43.],
+    std=[39., 41., 39.],
+    # The images are stored BGR, like `LoadImageFromFile` output.
+    to_rgb=True,
+    to_onehot=True,
+)
+
+# No loading transform: the dataset puts the image array in `img`.
+train_pipeline = [
+    dict(type='RandomFlip', prob=0.5, direction='horizontal'),
+    dict(type='PackInputs'),
+]
+test_pipeline = [dict(type='PackInputs')]
+
+train_dataloader = dict(
+    batch_size=64,
+    num_workers=0,
+    dataset=dict(
+        type='PartialLabelDataset',
+        dataset=dict(
+            **synthetic,
+            split='train',
+            num_samples=5000,
+            seed=0,
+            pipeline=train_pipeline),
+        mode='single_positive',
+        seed=1200,
+        split='train'),
+    sampler=dict(type='DefaultSampler', shuffle=True),
+)
+
+val_dataloader = dict(
+    batch_size=256,
+    num_workers=0,
+    dataset=dict(
+        type='PartialLabelDataset',
+        dataset=dict(
+            **synthetic,
+            split='train',
+            num_samples=5000,
+            seed=0,
+            pipeline=test_pipeline),
+        mode='single_positive',
+        seed=1200,
+        split='val'),
+    sampler=dict(type='DefaultSampler', shuffle=False),
+)
+val_evaluator = [
+    dict(type='AveragePrecision'),
+    dict(type='MultiLabelMetric', thr=0.5),
+    dict(type='MultiLabelMetric', thr=0.5, average='micro'),
+]
+
+test_dataloader = dict(
+    batch_size=256,
+    num_workers=0,
+    dataset=dict(
+        **synthetic,
+        split='test',
+        num_samples=2000,
+        seed=0,
+        test_mode=True,
+        pipeline=test_pipeline),
+    sampler=dict(type='DefaultSampler', shuffle=False),
+)
+test_evaluator = val_evaluator

@@ -1,0 +1,22 @@
+# A small CIFAR-style ResNet-18 (8 base channels, 0.18 M parameters) for
+# 32x32 inputs, trained from scratch, with a multi-label linear head. The
+# loss is plain BCE, which treats every unannotated label as a negative
+# (the "assume negative" baseline); partial-label methods replace
+# `model.head.loss`.
+model = dict(
+    type='ImageClassifier',
+    backbone=dict(
+        type='ResNet_CIFAR',
+        depth=18,
+        stem_channels=8,
+        base_channels=8,
+        num_stages=4,
+        out_indices=(3, ),
+        style='pytorch'),
+    neck=dict(type='GlobalAveragePooling'),
+    head=dict(
+        type='MultiLabelLinearClsHead',
+        num_classes=20,
+        in_channels=64,
+        loss=dict(type='CrossEntropyLoss', use_sigmoid=True)),
+)

@@ -1,0 +1,19 @@
+# A short Adam schedule for the CPU demo: one linear warm-up epoch, then
+# cosine annealing; validation after every epoch.
+optim_wrapper = dict(
+    optimizer=dict(type='Adam', lr=3e-3, weight_decay=1e-4))
+
+param_scheduler = [
+    dict(
+        type='LinearLR',
+        start_factor=0.1,
+        by_epoch=True,
+        begin=0,
+        end=1,
+        convert_to_iter_based=True),
+    dict(type='CosineAnnealingLR', by_epoch=True, begin=1, eta_min=1e-5),
+]
+
+train_cfg = dict(by_epoch=True, max_epochs=20, val_interval=1)
+val_cfg = dict()
+test_cfg = dict()

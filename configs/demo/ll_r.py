@@ -1,0 +1,10 @@
+# Demo: Large Loss Matters, rejection (LL-R, Kim et al., CVPR 2022): from
+# the second epoch, the largest assumed-negative losses of each batch are
+# ignored, 0.2% more of the batch's entries per epoch (VOC's setting).
+_base_ = './an.py'
+
+model = dict(
+    head=dict(
+        loss=dict(
+            _delete_=True, type='LargeLoss', mode='rejection',
+            delta_rel=0.002)))

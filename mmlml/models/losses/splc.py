@@ -1,0 +1,266 @@
+"""Self-paced loss correction (SPLC).
+
+Zhang, Y., Cheng, Y., Huang, X., Wen, F., Feng, R., Li, Y. and Guo, Y.
+"Simple and Robust Loss Design for Multi-Label Learning with Missing
+Labels" (eq. 10). Official code:
+https://github.com/xinyu1205/robust-loss-mlml.
+"""
+from typing import Dict, Optional
+
+import torch
+from torch import Tensor
+
+from mmlml.registry import MODELS
+from .base import (POSITIVE, UNKNOWN, PartialLabelLoss, TrainingProgress,
+                   check_hparam, partial_label_loss)
+from .terms import negative_term, positive_term
+
+__all__ = ['SPLC_BASES', 'splc_corrected_target', 'splc_loss', 'SPLCLoss']
+
+#: :class:`SPLCLoss` arguments of the base losses SPLC is combined with in
+#: the paper's Table VII, e.g. ``SPLCLoss(**SPLC_BASES['asl'])`` or, in a
+#: config, ``dict(type='SPLCLoss', margin=0, gamma_pos=0, gamma_neg=4,
+#: clip=0.05)``.
+SPLC_BASES: Dict[str, Dict[str, float]] = {
+    'focal_margin': dict(margin=1.0, gamma_pos=2.0, gamma_neg=2.0, clip=0.0),
+    'bce': dict(margin=0.0, gamma_pos=0.0, gamma_neg=0.0, clip=0.0),
+    'focal': dict(margin=0.0, gamma_pos=2.0, gamma_neg=2.0, clip=0.0),
+    'asl': dict(margin=0.0, gamma_pos=0.0, gamma_neg=4.0, clip=0.05),
+}
+
+
+def _check_tau(tau: float) -> float:
+    return check_hparam('tau', tau, low=0, high=1)
+
+
+def splc_corrected_target(cls_score: Tensor, target: Tensor,
+                          tau: float = 0.6) -> Tensor:
+    """The target after SPLC's correction: every unannotated label (0) whose
+    probability ``sigmoid(cls_score)`` exceeds ``tau`` (strictly) becomes a
+    positive (1). Observed positives and observed negatives are unchanged.
+
+    The decision is made without gradient. ``cls_score`` and ``target`` are
+    dense ``(N, C)`` tensors (after :func:`~.base.prepare_inputs`).
+    """
+    _check_tau(tau)
+    pseudo = (target == UNKNOWN) & (torch.sigmoid(cls_score.detach()) > tau)
+    return torch.where(pseudo, torch.ones_like(target), target)
+
+
+@partial_label_loss
+def splc_loss(cls_score: Tensor,
+              target: Tensor,
+              tau: float = 0.6,
+              margin: float = 1.0,
+              gamma_pos: float = 2.0,
+              gamma_neg: float = 2.0,
+              clip: float = 0.0,
+              correct: bool = True,
+              pseudo_margin: bool = False,
+              detach_focal_weight: bool = False) -> Tensor:
+    r"""SPLC, functional form (see :class:`SPLCLoss`). The defaults are the
+    official Focal margin + SPLC with the correction on.
+
+    Args:
+        cls_score (Tensor): Logits ``(N, C)``.
+        target (Tensor): Tri-state target ``(N, C)`` or class indices
+            ``(N,)``.
+        tau (float): Threshold :math:`\tau \in [0, 1]`. Defaults to 0.6.
+        margin (float): Logit margin of observed positives. Defaults to 1.0.
+        gamma_pos (float): Focusing parameter of the positive term.
+            Defaults to 2.0.
+        gamma_neg (float): Focusing parameter of the negative term.
+            Defaults to 2.0.
+        clip (float): Probability shift of the negative term, in
+            ``[0, 1)``. Defaults to 0.0.
+        correct (bool): Apply the correction (``False`` before the start
+            epoch). Defaults to True.
+        pseudo_margin (bool): Apply the margin to pseudo-positives too (the
+            paper's form) instead of only to observed positives (the
+            official code's). Defaults to False.
+        detach_focal_weight (bool): Treat the focal weights as constants in
+            the backward pass. Defaults to False.
+        weight (Tensor, optional): ``(N,)`` or ``(N, C)`` weights.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+            Defaults to ``'mean'``.
+        avg_factor (float, optional): Divisor of the sum for ``'mean'``.
+
+    Returns:
+        Tensor: The reduced loss, or the ``(N, C)`` matrix for ``'none'``.
+    """
+    _check_tau(tau)
+    check_hparam('margin', margin, low=0)
+    check_hparam('gamma_pos', gamma_pos, low=0)
+    check_hparam('gamma_neg', gamma_neg, low=0)
+    check_hparam('clip', clip, low=0, high=1, high_open=True)
+    loss_pos = positive_term(cls_score, gamma_pos, margin,
+                             detach_focal_weight)
+    loss_neg = negative_term(cls_score, gamma_neg, clip, detach_focal_weight)
+    loss = torch.where(target == POSITIVE, loss_pos, loss_neg)
+    if not correct:
+        return loss
+    corrected = splc_corrected_target(cls_score, target, tau)
+    pseudo = (corrected == POSITIVE) & (target != POSITIVE)
+    if pseudo_margin or not margin:
+        loss_pseudo = loss_pos
+    else:
+        loss_pseudo = positive_term(cls_score, gamma_pos, 0.0,
+                                    detach_focal_weight)
+    return torch.where(pseudo, loss_pseudo, loss)
+
+
+@MODELS.register_module()
+class SPLCLoss(TrainingProgress, PartialLabelLoss):
+    r"""Self-paced loss correction (SPLC) of Zhang et al., "Simple and
+    Robust Loss Design for Multi-Label Learning with Missing Labels"
+    (eq. 10).
+
+    From the epoch ``change_epoch`` on, an unannotated label whose predicted
+    probability exceeds :math:`\tau` is treated as a positive for the
+    current batch (nothing is remembered across batches):
+
+    .. math::
+        \ell(x, t) =
+        \begin{cases}
+            \ell^+(x - m) & t = 1, \\
+            \ell^+(x) & t = 0,\ \sigma(x) > \tau,\
+                e \ge e_0 \quad \text{(pseudo-positive)}, \\
+            \ell^-(x) & \text{otherwise (incl. every } t = -1),
+        \end{cases}
+
+    with :math:`e` the 0-based epoch, :math:`e_0` = ``change_epoch``,
+    :math:`\ell^+(z) = -(1 - \sigma(z))^{\gamma_+} \log \sigma(z)` and
+    :math:`\ell^-(x) = -p_c^{\gamma_-} \log(1 - p_c)`,
+    :math:`p_c = \max(\sigma(x) - c, 0)`. Observed negatives (-1) are never
+    corrected.
+
+    The base loss is pluggable through its parameters, as in the paper's
+    Table VII (:data:`SPLC_BASES` holds these sets):
+
+    ==================  ======  =========  =========  ====
+    base loss           margin  gamma_pos  gamma_neg  clip
+    ==================  ======  =========  =========  ====
+    ``'focal_margin'``  1.0     2.0        2.0        0
+    ``'bce'``           0       0          0          0
+    ``'focal'``         0       2.0        2.0        0
+    ``'asl'``           0       0          4.0        0.05
+    ==================  ======  =========  =========  ====
+
+    The default, Focal margin + SPLC, is the paper's method: ``SPLCLoss()``
+    equals the official ``SPLC(tau=0.6, change_epoch=1, margin=1.0,
+    gamma=2.0)``.
+
+    Paper versus official code (this class follows the code by default):
+
+    * Pseudo-positives: the paper's eq. 10 gives them :math:`loss^+`, the
+      focal margin loss with its margin; the official code subtracts the
+      margin from observed positives only, so pseudo-positives take the
+      focal loss of the unshifted logit. ``pseudo_margin=True`` gives the
+      paper's form.
+    * Threshold: both compare :math:`p = \sigma(x)` of the unshifted logit
+      with :math:`\tau` (the code thresholds the margin-shifted logits, but
+      only observed positives are shifted and they are positives anyway).
+      The decision is a constant for the backward pass.
+    * Start: the paper corrects "after the first epoch"; the code's
+      ``epoch >= change_epoch`` with a 0-based epoch and ``change_epoch=1``
+      does the same. The epoch is MMEngine's 0-based ``epoch`` from the
+      ``MessageHub``; outside a Runner call :meth:`set_epoch`.
+    * Scale: the official code sums over the N x C matrix; the default
+      ``'mean'`` with MMPretrain's ``avg_factor=N`` divides that sum by the
+      batch size (``reduction='sum'`` gives the official value). The focal
+      weights are not detached in the official code (the default here).
+
+    Args:
+        tau (float): Threshold :math:`\tau \in [0, 1]` (0.65 in the paper
+            for COCO with 75% of the labels). Defaults to 0.6.
+        change_epoch (int): First (0-based) epoch with correction.
+            Defaults to 1.
+        margin (float): Logit margin :math:`m \ge 0` of observed positives.
+            Defaults to 1.0.
+        gamma (float): Focusing parameter of both terms. Defaults to 2.0.
+        gamma_pos (float, optional): Focusing parameter of the positive
+            term, overrides ``gamma``. Defaults to None.
+        gamma_neg (float, optional): Focusing parameter of the negative
+            term, overrides ``gamma``. Defaults to None.
+        clip (float): ASL probability shift :math:`c \in [0, 1)` of the
+            negative term. Defaults to 0.0.
+        pseudo_margin (bool): Apply the margin to pseudo-positives too (the
+            paper's eq. 10). Defaults to False (the official code).
+        detach_focal_weight (bool): Treat the focal weights as constants in
+            the backward pass (as ASL's official configuration does).
+            Defaults to False.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+            Defaults to ``'mean'``.
+        loss_weight (float): Multiplier of the loss. Defaults to 1.0.
+
+    Shape:
+        - cls_score: ``(N, C)`` logits.
+        - target: ``(N, C)`` in {-1, 0, 1}, or ``(N,)`` class indices.
+        - output: scalar, or ``(N, C)`` with ``reduction='none'``.
+
+    Example:
+        >>> import torch
+        >>> from mmlml.models.losses import SPLCLoss
+        >>> loss = SPLCLoss(reduction='none')
+        >>> loss.set_epoch(1)
+        >>> loss(torch.tensor([[1., 1., 0.]]), torch.tensor([[1., 0., 0.]]))
+        tensor([[0.1733, 0.0227, 0.1733]])
+    """
+
+    loss_fn = splc_loss
+
+    def __init__(self,
+                 tau: float = 0.6,
+                 change_epoch: int = 1,
+                 margin: float = 1.0,
+                 gamma: float = 2.0,
+                 gamma_pos: Optional[float] = None,
+                 gamma_neg: Optional[float] = None,
+                 clip: float = 0.0,
+                 pseudo_margin: bool = False,
+                 detach_focal_weight: bool = False,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0):
+        super().__init__(reduction=reduction, loss_weight=loss_weight)
+        if (isinstance(change_epoch, bool) or not isinstance(change_epoch, int)
+                or change_epoch < 0):
+            raise ValueError('change_epoch must be an integer >= 0, got '
+                             f'{change_epoch!r}')
+        check_hparam('gamma', gamma, low=0)
+        self.tau = _check_tau(tau)
+        self.change_epoch = change_epoch
+        self.margin = check_hparam('margin', margin, low=0)
+        self.gamma_pos = check_hparam(
+            'gamma_pos', gamma if gamma_pos is None else gamma_pos, low=0)
+        self.gamma_neg = check_hparam(
+            'gamma_neg', gamma if gamma_neg is None else gamma_neg, low=0)
+        self.clip = check_hparam('clip', clip, low=0, high=1, high_open=True)
+        self.pseudo_margin = bool(pseudo_margin)
+        self.detach_focal_weight = bool(detach_focal_weight)
+
+    def correcting(self) -> bool:
+        """Whether the correction is on at the current epoch."""
+        return (self.change_epoch == 0
+                or self.current_epoch() >= self.change_epoch)
+
+    def hyperparameters(self) -> Dict:
+        """The epoch-independent arguments of :func:`splc_loss`."""
+        return dict(
+            tau=self.tau,
+            margin=self.margin,
+            gamma_pos=self.gamma_pos,
+            gamma_neg=self.gamma_neg,
+            clip=self.clip,
+            pseudo_margin=self.pseudo_margin,
+            detach_focal_weight=self.detach_focal_weight)
+
+    def loss_kwargs(self) -> Dict:
+        return dict(self.hyperparameters(), correct=self.correcting())
+
+    def extra_repr(self) -> str:
+        # Not loss_kwargs(): printing the module must not need an epoch.
+        return (f'reduction={self.reduction!r}, '
+                f'loss_weight={self.loss_weight}, '
+                f'change_epoch={self.change_epoch}' +
+                ''.join(f', {k}={v!r}'
+                        for k, v in self.hyperparameters().items()))

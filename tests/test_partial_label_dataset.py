@@ -1,0 +1,332 @@
+import json
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from mmengine.dataset import (ClassBalancedDataset, ConcatDataset,
+                              pseudo_collate)
+from mmengine.registry import DefaultScope
+from torch.utils.data import DataLoader
+
+import mmlml  # noqa: F401
+from mmlml.datasets import (PartialLabelDataset, make_partial_labels,
+                            split_train_val)
+from mmlml.registry import DATASETS
+
+NUM_SAMPLES = 60
+NUM_CLASSES = 6
+
+
+class ZeroImage:
+    """A transform that puts a small black image in the results."""
+
+    def __call__(self, results):
+        results['img'] = np.zeros((4, 4, 3), dtype=np.uint8)
+        return results
+
+
+def _full_matrix():
+    rng = np.random.RandomState(0)
+    full = (rng.rand(NUM_SAMPLES, NUM_CLASSES) < 0.4).astype(np.uint8)
+    full[[2, 17]] = 0  # samples without any positive
+    full[5] = 1  # a sample with every class
+    return full
+
+
+@pytest.fixture(scope='module')
+def ann_file(tmp_path_factory):
+    full = _full_matrix()
+    data_list = [
+        dict(img_path=f'{i}.jpg', gt_label=np.flatnonzero(row).tolist())
+        for i, row in enumerate(full)
+    ]
+    path = tmp_path_factory.mktemp('partial') / 'ann.json'
+    classes = [f'class{c}' for c in range(NUM_CLASSES)]
+    with open(path, 'w') as f:
+        json.dump(dict(metainfo=dict(classes=classes), data_list=data_list),
+                  f)
+    return str(path)
+
+
+def _inner(ann_file, image=False):
+    pipeline = [ZeroImage()] if image else []
+    pipeline.append(dict(type='PackInputs'))
+    return dict(type='MultiLabelDataset', ann_file=ann_file,
+                pipeline=pipeline)
+
+
+def _build(ann_file, image=False, **kwargs):
+    return DATASETS.build(
+        dict(type='PartialLabelDataset', dataset=_inner(ann_file, image),
+             **kwargs))
+
+
+def test_registry_build_and_interface(ann_file):
+    dataset = _build(ann_file, mode='single_positive', split='train')
+    assert isinstance(dataset, PartialLabelDataset)
+    train_idx, _ = split_train_val(NUM_SAMPLES)
+    assert len(dataset) == len(train_idx) == 48
+    assert list(dataset.metainfo['classes']) == [
+        f'class{c}' for c in range(NUM_CLASSES)
+    ]
+    np.testing.assert_array_equal(dataset.indices, train_idx)
+    assert dataset.full_labels.dtype == np.uint8
+    assert dataset.observed_labels.dtype == np.int8
+    np.testing.assert_array_equal(dataset.full_labels,
+                                  _full_matrix()[train_idx])
+    assert dataset.get_inner_index(3) == train_idx[3]
+    assert dataset.get_inner_index(-1) == train_idx[-1]
+    with pytest.raises(IndexError):
+        dataset[len(dataset)]
+
+
+def test_single_positive_equals_make_partial_labels(ann_file):
+    full = _full_matrix()
+    expected = make_partial_labels(full, 'single_positive', seed=1200)
+    train_idx, val_idx = split_train_val(NUM_SAMPLES, 0.2, 1200)
+    train = _build(ann_file, split='train')
+    np.testing.assert_array_equal(train.observed_labels, expected[train_idx])
+    val = _build(ann_file, split='val', val_labels='observed')
+    np.testing.assert_array_equal(val.observed_labels, expected[val_idx])
+    every = _build(ann_file, split=None)
+    np.testing.assert_array_equal(every.observed_labels, expected)
+    # Another seed, and the ratio mode.
+    other = _build(ann_file, mode='ratio', ratio=0.5, seed=3)
+    np.testing.assert_array_equal(
+        other.observed_labels,
+        make_partial_labels(full, 'ratio', ratio=0.5, seed=3))
+
+
+def test_training_sample_labels(ann_file):
+    dataset = _build(ann_file, mode='ratio', ratio=0.5, split='train')
+    for idx in range(len(dataset)):
+        sample = dataset[idx]['data_samples']
+        observed = dataset.get_observed_label(idx)
+        score = sample.gt_score
+        assert score.dtype == torch.float32
+        assert score.shape == (NUM_CLASSES, )
+        assert set(score.unique().tolist()) <= {0., 1.}
+        np.testing.assert_array_equal(score.numpy(), observed)
+        np.testing.assert_array_equal(sample.gt_label.numpy(),
+                                      np.flatnonzero(observed == 1))
+        assert sample.gt_label.dtype == torch.int64
+        assert sample.sample_idx == idx
+        assert sample.num_classes == NUM_CLASSES
+        assert dataset.get_cat_ids(idx) == sample.gt_label.tolist()
+    # Negative indices map to the same sample index as positive ones.
+    assert dataset[-1]['data_samples'].sample_idx == len(dataset) - 1
+
+
+def test_full_labels_never_in_data_sample(ann_file):
+    dataset = _build(ann_file, split=None)
+    hidden = 0
+    for idx in range(len(dataset)):
+        sample = dataset[idx]['data_samples']
+        full = dataset.get_full_label(idx)
+        assert set(sample.keys()) == {'gt_label', 'gt_score'}
+        assert set(sample.metainfo_keys()) == {
+            'sample_idx', 'img_path', 'num_classes'
+        }
+        if (dataset.get_observed_label(idx) != full).any():
+            hidden += 1
+            assert sample.gt_label.tolist() != np.flatnonzero(full).tolist()
+            assert not np.array_equal(sample.gt_score.numpy(), full)
+    assert hidden > 10
+    # get_data_info does not leak them either.
+    info = dataset.get_data_info(5)
+    assert info['gt_label'] == dataset.get_cat_ids(5)
+    assert len(info['gt_label']) == 1
+    np.testing.assert_array_equal(info['gt_score'],
+                                  dataset.get_observed_label(5))
+    assert info['sample_idx'] == 5
+
+
+def test_full_mode(ann_file):
+    dataset = _build(ann_file, mode='full', split='train')
+    full = dataset.full_labels
+    np.testing.assert_array_equal(dataset.observed_labels,
+                                  np.where(full == 1, 1, -1))
+    sample = dataset[0]['data_samples']
+    np.testing.assert_array_equal(sample.gt_score.numpy(),
+                                  np.where(full[0] == 1, 1., -1.))
+    np.testing.assert_array_equal(sample.gt_label.numpy(),
+                                  np.flatnonzero(full[0]))
+    stats = dataset.statistics()
+    assert stats['kept_fraction'] == 1.0
+    assert stats['num_unannotated'] == 0
+    assert stats['num_observed_negatives'] == int((full == 0).sum())
+
+
+def test_split_disjoint_and_covering(ann_file):
+    train = _build(ann_file, split='train', val_frac=0.25, split_seed=7)
+    val = _build(ann_file, split='val', val_frac=0.25, split_seed=7)
+    assert len(train) + len(val) == NUM_SAMPLES
+    assert len(val) == 15
+    assert len(np.intersect1d(train.indices, val.indices)) == 0
+    np.testing.assert_array_equal(
+        np.union1d(train.indices, val.indices), np.arange(NUM_SAMPLES))
+    # Observed labels are generated before the split: the union of the two
+    # splits is the generation over all samples.
+    every = _build(ann_file, split=None)
+    np.testing.assert_array_equal(train.observed_labels,
+                                  every.observed_labels[train.indices])
+
+
+def test_val_clean_labels(ann_file):
+    val = _build(ann_file, split='val')
+    assert len(val) == 12
+    for idx in range(len(val)):
+        sample = val[idx]['data_samples']
+        assert 'gt_score' not in sample
+        full = val.get_full_label(idx)
+        np.testing.assert_array_equal(sample.gt_label.numpy(),
+                                      np.flatnonzero(full))
+        assert sample.sample_idx == idx
+        assert val.get_cat_ids(idx) == np.flatnonzero(full).tolist()
+    assert 'gt_score' not in val.get_data_info(0)
+    observed = _build(ann_file, split='val', val_labels='observed')
+    sample = observed[0]['data_samples']
+    np.testing.assert_array_equal(sample.gt_score.numpy(),
+                                  observed.get_observed_label(0))
+
+
+def test_deterministic_across_constructions_and_pickle(ann_file):
+    first = _build(ann_file, mode='ratio', ratio=0.8, split='train')
+    second = _build(ann_file, mode='ratio', ratio=0.8, split='train')
+    np.testing.assert_array_equal(first.observed_labels,
+                                  second.observed_labels)
+    restored = pickle.loads(pickle.dumps(first))
+    np.testing.assert_array_equal(restored.observed_labels,
+                                  first.observed_labels)
+    np.testing.assert_array_equal(restored[4]['data_samples'].gt_score,
+                                  first[4]['data_samples'].gt_score)
+    # An instance instead of a config dict.
+    inner = DATASETS.build(_inner(ann_file))
+    third = PartialLabelDataset(inner, mode='ratio', ratio=0.8,
+                                split='train')
+    np.testing.assert_array_equal(third.observed_labels,
+                                  first.observed_labels)
+
+
+def test_lazy_init(ann_file):
+    dataset = _build(ann_file, split='train', lazy_init=True)
+    assert not dataset._fully_initialized
+    assert dataset.metainfo['classes'][0] == 'class0'
+    assert len(dataset) == 48
+    assert dataset._fully_initialized
+    lazy = _build(ann_file, split='train', lazy_init=True)
+    assert lazy[0]['data_samples'].sample_idx == 0
+
+
+def test_statistics(ann_file, monkeypatch):
+    messages = []
+    monkeypatch.setattr('mmlml.datasets.partial_label_dataset.print_log',
+                        lambda msg, **kwargs: messages.append(msg))
+    full = _full_matrix()
+    dataset = _build(ann_file, mode='single_positive', split=None)
+    assert len(messages) == 1
+    assert 'single_positive' in messages[0]
+    stats = dataset.statistics()
+    num_pos = int(full.sum())
+    num_nonempty = int((full.sum(axis=1) > 0).sum())
+    assert stats['num_images'] == NUM_SAMPLES
+    assert stats['num_classes'] == NUM_CLASSES
+    assert stats['num_positives'] == num_pos
+    assert stats['num_observed_positives'] == num_nonempty
+    assert stats['num_observed_negatives'] == 0
+    assert stats['num_unannotated'] == NUM_SAMPLES * NUM_CLASSES - num_nonempty
+    assert stats['num_images_without_positive'] == (NUM_SAMPLES -
+                                                    num_nonempty)
+    assert stats['positives_per_image'] == pytest.approx(num_pos / 60)
+    assert stats['observed_positives_per_image'] == pytest.approx(
+        num_nonempty / 60)
+    assert stats['kept_fraction'] == pytest.approx(num_nonempty / num_pos)
+    assert f'{num_pos} -> {num_nonempty}' in messages[0]
+    dataset.full_init()  # already initialised: no second message
+    assert len(messages) == 1
+
+
+def test_class_balanced_on_top(ann_file):
+    # MMEngine's wrapper builds its dataset in the default scope, which a
+    # Runner sets to 'mmpretrain'.
+    with DefaultScope.overwrite_default_scope('mmpretrain'):
+        balanced = DATASETS.build(
+            dict(type='ClassBalancedDataset',
+                 dataset=dict(type='PartialLabelDataset',
+                              dataset=_inner(ann_file), split='train'),
+                 oversample_thr=0.5))
+    assert isinstance(balanced, ClassBalancedDataset)
+    assert isinstance(balanced.dataset, PartialLabelDataset)
+    assert len(balanced) >= 48
+    sample = balanced[0]['data_samples']
+    assert 'gt_score' in sample
+
+
+def test_concat_dataset_gets_unique_sample_idx(ann_file):
+    parts = [DATASETS.build(_inner(ann_file)) for _ in range(2)]
+    concat = ConcatDataset(parts)
+    assert concat[NUM_SAMPLES]['data_samples'].sample_idx == 0
+    dataset = PartialLabelDataset(concat, mode='full')
+    assert len(dataset) == 2 * NUM_SAMPLES
+    np.testing.assert_array_equal(dataset.full_labels,
+                                  np.concatenate([_full_matrix()] * 2))
+    sample_idx = [
+        dataset[i]['data_samples'].sample_idx for i in range(len(dataset))
+    ]
+    assert sample_idx == list(range(2 * NUM_SAMPLES))
+
+
+def test_dataloader_workers(ann_file):
+    dataset = _build(ann_file, image=True, split='train')
+    loader = DataLoader(dataset, batch_size=8, num_workers=2,
+                        collate_fn=pseudo_collate, shuffle=False)
+    seen = 0
+    for batch in loader:
+        for sample in batch['data_samples']:
+            idx = sample.sample_idx
+            main = dataset[idx]['data_samples']
+            torch.testing.assert_close(sample.gt_score, main.gt_score)
+            torch.testing.assert_close(sample.gt_label, main.gt_label)
+            seen += 1
+    assert seen == len(dataset)
+
+
+def test_data_preprocessor_stacks_gt_score(ann_file):
+    from mmpretrain.registry import MODELS
+    preprocessor = MODELS.build(
+        dict(type='ClsDataPreprocessor', num_classes=NUM_CLASSES,
+             to_onehot=True))
+    dataset = _build(ann_file, image=True, mode='full', split='train')
+    batch = pseudo_collate([dataset[i] for i in range(4)])
+    out = preprocessor(batch, training=True)
+    target = torch.stack([s.gt_score for s in out['data_samples']])
+    np.testing.assert_array_equal(target.numpy(),
+                                  dataset.observed_labels[:4])
+    assert (target == -1).any()
+    # Clean validation samples fall back to the one-hot target.
+    val = _build(ann_file, image=True, split='val')
+    batch = pseudo_collate([val[i] for i in range(4)])
+    out = preprocessor(batch, training=False)
+    target = torch.stack([s.gt_score for s in out['data_samples']])
+    np.testing.assert_array_equal(target.numpy(), val.full_labels[:4])
+
+
+@pytest.mark.parametrize('kwargs, match', [
+    (dict(mode='missing'), '`mode`'),
+    (dict(split='test'), '`split`'),
+    (dict(split='val', val_labels='noisy'), '`val_labels`'),
+    (dict(mode='ratio'), 'required'),
+    (dict(mode='ratio', ratio=2), r'\[0, 1\]'),
+    (dict(mode='single_positive', ratio=0.5), 'must be None'),
+    (dict(mode='full', ratio=0.5), 'must be None'),
+    (dict(split='train', val_frac=1.5), '`val_frac`'),
+])
+def test_bad_arguments(ann_file, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        _build(ann_file, **kwargs)
+
+
+def test_bad_dataset():
+    with pytest.raises(TypeError, match='dataset'):
+        PartialLabelDataset([1, 2, 3])

@@ -1,0 +1,127 @@
+"""Train a classifier with an mmlml (or any MMPretrain) config.
+
+Same command line as MMPretrain's ``tools/train.py``. The one difference is
+that ``mmlml`` is imported before the config is parsed, so its compatibility
+fixes (``mmpretrain::`` base configs without ``pkg_resources``, checkpoint
+loading under torch >= 2.6, CPU-only ``torchrun``) are active for every
+config, including stock MMPretrain ones.
+"""
+import argparse
+import os
+import os.path as osp
+import sys
+
+sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+
+import torch  # noqa: E402
+from mmengine.config import Config, DictAction  # noqa: E402
+from mmengine.runner import Runner  # noqa: E402
+
+import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description='Train a classifier')
+    parser.add_argument('config', help='train config file path')
+    parser.add_argument('--work-dir', help='the dir to save logs and models')
+    parser.add_argument(
+        '--resume',
+        nargs='?',
+        type=str,
+        const='auto',
+        help='resume from this checkpoint, or from the latest checkpoint '
+        'of the work dir when no path is given')
+    parser.add_argument(
+        '--amp', action='store_true', help='enable automatic mixed precision')
+    parser.add_argument(
+        '--no-validate',
+        action='store_true',
+        help='do not evaluate checkpoints during training')
+    parser.add_argument(
+        '--auto-scale-lr',
+        action='store_true',
+        help='scale the learning rate by the actual total batch size')
+    parser.add_argument(
+        '--no-pin-memory',
+        action='store_true',
+        help='disable pin_memory in the dataloaders')
+    parser.add_argument(
+        '--no-persistent-workers',
+        action='store_true',
+        help='disable persistent_workers in the dataloaders')
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        help='override config settings, e.g. '
+        'model.head.loss.type=HillLoss train_cfg.max_epochs=5')
+    parser.add_argument(
+        '--launcher',
+        choices=['none', 'pytorch', 'slurm', 'mpi'],
+        default='none',
+        help='job launcher')
+    parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
+    args = parser.parse_args(argv)
+    if 'LOCAL_RANK' not in os.environ:
+        os.environ['LOCAL_RANK'] = str(args.local_rank)
+    return args
+
+
+def set_dataloader_defaults(cfg, args):
+    """pin_memory / persistent_workers defaults, as MMPretrain sets them
+    (pinning only where there is a GPU to pin for)."""
+    for name in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        loader = cfg.get(name)
+        if loader is None:
+            continue
+        if args.no_pin_memory:
+            loader['pin_memory'] = False
+        loader.setdefault('pin_memory', torch.cuda.is_available())
+        if args.no_persistent_workers or not loader.get('num_workers'):
+            loader['persistent_workers'] = False
+        loader.setdefault('persistent_workers', True)
+        loader.setdefault('collate_fn', dict(type='default_collate'))
+
+
+def merge_args(cfg, args):
+    """Apply the command line to the config."""
+    if args.no_validate:
+        cfg.val_cfg = cfg.val_dataloader = cfg.val_evaluator = None
+    cfg.launcher = args.launcher
+    if args.work_dir is not None:
+        cfg.work_dir = args.work_dir
+    elif cfg.get('work_dir') is None:
+        cfg.work_dir = osp.join('./work_dirs',
+                                osp.splitext(osp.basename(args.config))[0])
+    if args.amp:
+        wrapper = cfg.optim_wrapper.get('type', 'OptimWrapper')
+        if wrapper not in ('OptimWrapper', 'AmpOptimWrapper'):
+            raise ValueError(f'--amp needs an OptimWrapper, got {wrapper}')
+        cfg.optim_wrapper.type = 'AmpOptimWrapper'
+        cfg.optim_wrapper.setdefault('loss_scale', 'dynamic')
+    if args.resume == 'auto':
+        cfg.resume, cfg.load_from = True, None
+    elif args.resume is not None:
+        cfg.resume, cfg.load_from = True, args.resume
+    if args.auto_scale_lr:
+        cfg.auto_scale_lr = dict(cfg.get('auto_scale_lr') or {}, enable=True)
+    set_dataloader_defaults(cfg, args)
+    if args.cfg_options is not None:
+        cfg.merge_from_dict(args.cfg_options)
+    return cfg
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    cfg = merge_args(Config.fromfile(args.config), args)
+    if 'runner_type' in cfg:
+        from mmengine.registry import RUNNERS
+        runner = RUNNERS.build(cfg)
+    else:
+        runner = Runner.from_cfg(cfg)
+    runner.train()
+    return runner
+
+
+if __name__ == '__main__':
+    main()
