@@ -31,19 +31,20 @@ COLUMNS = ('mAP', 'CP', 'CR', 'CF1 (mean F1)', 'CF1 (paper)', 'OP', 'OR',
 
 
 def summarise(metrics: dict) -> dict:
-    """Pick the usual multi-label numbers out of MMPretrain's metric keys."""
-    cp = metrics['multi-label/precision']
-    cr = metrics['multi-label/recall']
-    return {
-        'mAP': metrics['multi-label/mAP'],
-        'CP': cp,
-        'CR': cr,
-        'CF1 (mean F1)': metrics['multi-label/f1-score'],
-        'CF1 (paper)': 2 * cp * cr / (cp + cr) if cp + cr > 0 else 0.0,
-        'OP': metrics['multi-label/precision_micro'],
-        'OR': metrics['multi-label/recall_micro'],
-        'OF1': metrics['multi-label/f1-score_micro'],
+    """Pick the usual multi-label numbers out of the demo evaluators'
+    keys (``AveragePrecision``, ``MultiLabelMetric`` and
+    ``MultiLabelF1Metric``)."""
+    keys = {
+        'mAP': 'mAP',
+        'CP': 'precision',
+        'CR': 'recall',
+        'CF1 (mean F1)': 'f1-score',
+        'CF1 (paper)': 'CF1',
+        'OP': 'precision_micro',
+        'OR': 'recall_micro',
+        'OF1': 'f1-score_micro',
     }
+    return {name: metrics[f'multi-label/{key}'] for name, key in keys.items()}
 
 
 def run(config: str, work_root: str, cfg_options=None) -> dict:

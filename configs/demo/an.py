@@ -5,14 +5,14 @@
 _base_ = [
     '../_base_/datasets/synthetic_shapes_single_positive.py',
     '../_base_/models/resnet_cifar_tiny_multilabel.py',
-    '../_base_/schedules/demo_adam.py',
+    '../_base_/schedules/demo_sgd.py',
     '../_base_/default_runtime.py',
 ]
 
 num_classes = 20
 # Mean number of positives per image of the dataset (for losses that need
 # the expected label count, e.g. EPR and ROLE).
-expected_positives = 2.5
+expected_positives = 2.49
 
 model = dict(
     head=dict(

@@ -25,7 +25,7 @@ train_pipeline = [
 test_pipeline = [dict(type='PackInputs')]
 
 train_dataloader = dict(
-    batch_size=64,
+    batch_size=32,
     num_workers=0,
     dataset=dict(
         type='PartialLabelDataset',
@@ -57,10 +57,13 @@ val_dataloader = dict(
         split='val'),
     sampler=dict(type='DefaultSampler', shuffle=False),
 )
+# mAP, then MMPretrain's per-class (CP, CR, mean of per-class F1) and
+# overall (OP, OR, OF1) metrics, then the papers' CF1 = 2 CP CR / (CP + CR).
 val_evaluator = [
     dict(type='AveragePrecision'),
     dict(type='MultiLabelMetric', thr=0.5),
     dict(type='MultiLabelMetric', thr=0.5, average='micro'),
+    dict(type='MultiLabelF1Metric', thr=0.5),
 ]
 
 test_dataloader = dict(

@@ -12,7 +12,10 @@ model = dict(
         base_channels=8,
         num_stages=4,
         out_indices=(3, ),
-        style='pytorch'),
+        style='pytorch',
+        # Zero-initialising the last BN of each residual block slows down
+        # this short schedule from scratch.
+        zero_init_residual=False),
     neck=dict(type='GlobalAveragePooling'),
     head=dict(
         type='MultiLabelLinearClsHead',

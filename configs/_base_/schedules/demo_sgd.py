@@ -1,7 +1,9 @@
-# A short Adam schedule for the CPU demo: one linear warm-up epoch, then
+# A short SGD schedule for the CPU demo: one linear warm-up epoch, then
 # cosine annealing; validation after every epoch.
 optim_wrapper = dict(
-    optimizer=dict(type='Adam', lr=3e-3, weight_decay=1e-4))
+    optimizer=dict(
+        type='SGD', lr=0.05, momentum=0.9, weight_decay=5e-4,
+        nesterov=True))
 
 param_scheduler = [
     dict(
@@ -11,7 +13,12 @@ param_scheduler = [
         begin=0,
         end=1,
         convert_to_iter_based=True),
-    dict(type='CosineAnnealingLR', by_epoch=True, begin=1, eta_min=1e-5),
+    dict(
+        type='CosineAnnealingLR',
+        by_epoch=True,
+        begin=1,
+        eta_min=0.,
+        convert_to_iter_based=True),
 ]
 
 train_cfg = dict(by_epoch=True, max_epochs=20, val_interval=1)
