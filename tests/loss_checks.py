@@ -137,22 +137,23 @@ def check_finite_extremes(loss):
     assert torch.isfinite(cls_score.grad).all(), cls_score.grad
 
 
-def check_bf16_autocast(loss, num_classes=5):
-    """Finite loss and gradients for bfloat16 logits from a layer run under
-    CPU autocast, including logits of +-100."""
-    cls_score, target = _extreme_inputs()
-    layer = torch.nn.Linear(cls_score.size(1), cls_score.size(1))
-    with torch.no_grad():
-        layer.weight.copy_(torch.eye(cls_score.size(1)))
-        layer.bias.zero_()
-    with torch.autocast('cpu', dtype=torch.bfloat16):
-        logits = layer(cls_score)
-        assert logits.dtype == torch.bfloat16
-        value = loss(logits, target, avg_factor=cls_score.size(0))
-    assert value.dtype == torch.float32
-    assert torch.isfinite(value), value
-    value.backward()
-    assert torch.isfinite(layer.weight.grad).all()
+def check_autocast(loss, num_classes=5):
+    """Finite loss and gradients for bfloat16 and float16 logits from a
+    layer run under CPU autocast, including logits of +-100."""
+    for dtype in (torch.bfloat16, torch.float16):
+        cls_score, target = _extreme_inputs()
+        layer = torch.nn.Linear(cls_score.size(1), cls_score.size(1))
+        with torch.no_grad():
+            layer.weight.copy_(torch.eye(cls_score.size(1)))
+            layer.bias.zero_()
+        with torch.autocast('cpu', dtype=dtype):
+            logits = layer(cls_score)
+            assert logits.dtype == dtype
+            value = loss(logits, target, avg_factor=cls_score.size(0))
+        assert value.dtype == torch.float32
+        assert torch.isfinite(value), (dtype, value)
+        value.backward()
+        assert torch.isfinite(layer.weight.grad).all(), dtype
 
 
 def check_gradcheck(loss, cls_score, target):

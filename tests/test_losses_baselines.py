@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from loss_checks import (build, check_bad_input, check_bf16_autocast,
+from loss_checks import (build, check_autocast, check_bad_input,
                          check_finite_extremes, check_gradcheck,
                          check_index_target, check_reductions, check_weights,
                          random_logits, tri_state_target)
@@ -66,7 +66,7 @@ def test_generic_contract(name):
     check_index_target(loss, cls_score)
     check_bad_input(loss)
     check_finite_extremes(loss)
-    check_bf16_autocast(loss)
+    check_autocast(loss)
     if name == 'asl':  # a detached focal weight is not the true gradient
         loss = make(name, detach_focal_weight=False)
     check_gradcheck(loss, *inputs(num=4, num_classes=4, seed=3))

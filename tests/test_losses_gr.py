@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from loss_checks import (build, check_bad_input, check_bf16_autocast,
+from loss_checks import (build, check_autocast, check_bad_input,
                          check_finite_extremes, check_gradcheck,
                          check_index_target, check_reductions, check_weights,
                          random_logits, tri_state_target)
@@ -212,7 +212,7 @@ def test_generic_checks():
     check_index_target(loss, x)
     check_bad_input(loss)
     check_finite_extremes(loss)
-    check_bf16_autocast(loss)
+    check_autocast(loss)
 
 
 def test_gradcheck():
