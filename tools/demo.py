@@ -6,8 +6,8 @@ the fully labelled test split, and print mAP, CP, CR, CF1, OP, OR, OF1.
 With several configs it ends with one table, so the whole demo benchmark is
 one command::
 
-    python tools/demo.py configs/demo/an.py configs/demo/full_labels.py \
-        configs/demo/hill.py --out work_dirs/demo/summary.json
+    python tools/demo.py configs/demo/*.py --seeds 0 1 \
+        --out work_dirs/demo/summary.json
 
 CF1 is reported twice: MMPretrain's ``MultiLabelMetric`` averages per-class
 F1 scores ("CF1 (mean F1)"), while the multi-label papers define
@@ -21,6 +21,7 @@ import time
 
 sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 
+import numpy as np  # noqa: E402
 from mmengine.config import Config, DictAction  # noqa: E402
 from mmengine.runner import Runner  # noqa: E402
 
@@ -47,13 +48,17 @@ def summarise(metrics: dict) -> dict:
     return {name: metrics[f'multi-label/{key}'] for name, key in keys.items()}
 
 
-def run(config: str, work_root: str, cfg_options=None) -> dict:
-    """Train one config, test its best checkpoint, return the summary."""
+def run(config: str, work_root: str, seed=None, cfg_options=None) -> dict:
+    """Train one config (with the given training seed, else the config's),
+    test its best checkpoint, return the summary."""
     cfg = Config.fromfile(config)
     if cfg_options:
         cfg.merge_from_dict(cfg_options)
     name = osp.splitext(osp.basename(config))[0]
     cfg.work_dir = osp.join(work_root, name)
+    if seed is not None:
+        cfg.randomness = dict(cfg.get('randomness') or {}, seed=seed)
+        cfg.work_dir = osp.join(cfg.work_dir, f'seed{seed}')
     start = time.time()
     runner = Runner.from_cfg(cfg)
     runner.train()
@@ -66,18 +71,57 @@ def run(config: str, work_root: str, cfg_options=None) -> dict:
     return summary
 
 
-def format_table(results: dict) -> str:
-    header = f'{"config":<16}' + ''.join(f'{c:>15}' for c in COLUMNS)
+def aggregate(runs: list) -> dict:
+    """Mean of each metric over runs, with the standard deviation (0 for a
+    single run) and the runs themselves."""
+    values = {key: np.array([run[key] for run in runs]) for key in COLUMNS}
+    result = {key: float(v.mean()) for key, v in values.items()}
+    result['std'] = {
+        key: float(v.std(ddof=1)) if len(v) > 1 else 0.0
+        for key, v in values.items()
+    }
+    result['runs'] = runs
+    return result
+
+
+def format_table(results: dict, baseline=None) -> str:
+    """One row per config: mean (and +- std over seeds) of each metric, and
+    the mAP difference to ``baseline``."""
+    show_std = any(len(row['runs']) > 1 for row in results.values())
+    width = 16 if show_std else 14
+    columns = list(COLUMNS)
+    header = f'{"config":<14}' + ''.join(f'{c:>{width}}' for c in columns)
+    if baseline:
+        header += f'{"mAP - " + baseline:>{width}}'
     lines = [header, '-' * len(header)]
     for name, row in results.items():
-        lines.append(f'{name:<16}' +
-                     ''.join(f'{row[c]:>15.2f}' for c in COLUMNS))
+        cells = []
+        for key in columns:
+            cell = f'{row[key]:.2f}'
+            if show_std:
+                cell += f' ±{row["std"][key]:.2f}'
+            cells.append(f'{cell:>{width}}')
+        if baseline:
+            diff = row['mAP'] - results[baseline]['mAP']
+            cells.append(f'{diff:>+{width}.2f}')
+        lines.append(f'{name:<14}' + ''.join(cells))
     return '\n'.join(lines)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('configs', nargs='+', help='config files')
+    parser.add_argument(
+        '--seeds',
+        nargs='+',
+        type=int,
+        help='train each config once per seed (model initialisation and '
+        'data order; the data and its partial labels stay fixed) and '
+        "report mean and standard deviation; default: the config's seed")
+    parser.add_argument(
+        '--baseline',
+        default='an',
+        help='config name whose mAP the table subtracts (if present)')
     parser.add_argument(
         '--work-dir',
         default='work_dirs/demo',
@@ -93,13 +137,18 @@ def main(argv=None):
     results = {}
     for config in args.configs:
         name = osp.splitext(osp.basename(config))[0]
-        results[name] = run(config, args.work_dir, args.cfg_options)
-        print(f'\n[{name}] test metrics (best val checkpoint, '
-              f'{results[name]["minutes"]:.1f} min):')
-        for key in COLUMNS:
-            print(f'  {key:<14} {results[name][key]:6.2f}')
-    if len(results) > 1:
-        print('\n' + format_table(results))
+        runs = []
+        for seed in args.seeds or [None]:
+            runs.append(run(config, args.work_dir, seed, args.cfg_options))
+            print(f'\n[{name}] test metrics (best val checkpoint, '
+                  f'seed {seed if seed is not None else "of the config"}, '
+                  f'{runs[-1]["minutes"]:.1f} min):')
+            for key in COLUMNS:
+                print(f'  {key:<14} {runs[-1][key]:6.2f}')
+        results[name] = aggregate(runs)
+    if len(results) > 1 or args.seeds and len(args.seeds) > 1:
+        baseline = args.baseline if args.baseline in results else None
+        print('\n' + format_table(results, baseline))
     if args.out:
         with open(args.out, 'w') as f:
             json.dump(results, f, indent=2)
