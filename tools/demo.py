@@ -48,9 +48,18 @@ def summarise(metrics: dict) -> dict:
     return {name: metrics[f'multi-label/{key}'] for name, key in keys.items()}
 
 
-def run(config: str, work_root: str, seed=None, cfg_options=None) -> dict:
+DIAGNOSTICS = ('score_pos', 'score_neg', 'recall', 'precision', 'auc')
+
+
+def run(config: str,
+        work_root: str,
+        seed=None,
+        cfg_options=None,
+        diagnostics: bool = False) -> dict:
     """Train one config (with the given training seed, else the config's),
-    test its best checkpoint, return the summary."""
+    test its best checkpoint, return the summary. With ``diagnostics``, a
+    ``MissingLabelDiagnosticsHook`` also reports how the last training epoch
+    scored the labels missing from the annotations."""
     cfg = Config.fromfile(config)
     if cfg_options:
         cfg.merge_from_dict(cfg_options)
@@ -59,6 +68,10 @@ def run(config: str, work_root: str, seed=None, cfg_options=None) -> dict:
     if seed is not None:
         cfg.randomness = dict(cfg.get('randomness') or {}, seed=seed)
         cfg.work_dir = osp.join(cfg.work_dir, f'seed{seed}')
+    if diagnostics:
+        cfg.custom_hooks = list(cfg.get('custom_hooks') or []) + [
+            dict(type='MissingLabelDiagnosticsHook')
+        ]
     start = time.time()
     runner = Runner.from_cfg(cfg)
     runner.train()
@@ -67,6 +80,13 @@ def run(config: str, work_root: str, seed=None, cfg_options=None) -> dict:
         runner.load_checkpoint(best)
     summary = summarise(runner.test())
     summary['best checkpoint'] = best or 'last epoch'
+    if diagnostics:
+        hub = runner.message_hub
+        summary['missing labels'] = {
+            name: hub.get_scalar(f'missing_label/{name}').current()
+            for name in DIAGNOSTICS
+            if f'missing_label/{name}' in hub.log_scalars
+        }
     summary['minutes'] = (time.time() - start) / 60
     return summary
 
@@ -126,6 +146,11 @@ def main(argv=None):
         '--work-dir',
         default='work_dirs/demo',
         help='one sub-folder per config is created here')
+    parser.add_argument(
+        '--diagnostics',
+        action='store_true',
+        help='also report how the last training epoch scored the missing '
+        'labels (MissingLabelDiagnosticsHook)')
     parser.add_argument('--out', help='also write the results as JSON')
     parser.add_argument(
         '--cfg-options',
@@ -139,12 +164,16 @@ def main(argv=None):
         name = osp.splitext(osp.basename(config))[0]
         runs = []
         for seed in args.seeds or [None]:
-            runs.append(run(config, args.work_dir, seed, args.cfg_options))
+            runs.append(
+                run(config, args.work_dir, seed, args.cfg_options,
+                    args.diagnostics))
             print(f'\n[{name}] test metrics (best val checkpoint, '
                   f'seed {seed if seed is not None else "of the config"}, '
                   f'{runs[-1]["minutes"]:.1f} min):')
             for key in COLUMNS:
                 print(f'  {key:<14} {runs[-1][key]:6.2f}')
+            for key, value in runs[-1].get('missing labels', {}).items():
+                print(f'  missing labels, {key:<9} {value:6.3f}')
         results[name] = aggregate(runs)
     if len(results) > 1 or args.seeds and len(args.seeds) > 1:
         baseline = args.baseline if args.baseline in results else None
