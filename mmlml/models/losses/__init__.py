@@ -23,13 +23,15 @@ from .large_loss import (LargeLoss, large_loss, num_large_losses,
                          select_large_losses)
 from .lasd import LASDLoss, lasd_lambda_neg, lasd_loss
 from .opml import OPMLLoss, ZLPRLoss, opml_loss, zlpr_loss
-from .splc import SPLC_BASES, SPLCLoss, splc_corrected_target, splc_loss
+from .splc import (SPLC_BASES, SPLCLoss, splc_corrected_target, splc_loss,
+                   splc_pseudo_positives)
 
 __all__ = [
     'NEGATIVE', 'POSITIVE', 'UNKNOWN', 'PartialLabelLoss', 'TrainingProgress',
     'check_hparam', 'partial_label_loss', 'prepare_inputs', 'reduce_loss',
     'FocalMarginLoss', 'HillLoss', 'focal_margin_loss', 'hill_loss',
-    'SPLCLoss', 'SPLC_BASES', 'splc_corrected_target', 'splc_loss', 'LASDLoss',
+    'SPLCLoss', 'SPLC_BASES', 'splc_corrected_target', 'splc_loss',
+    'splc_pseudo_positives', 'LASDLoss',
     'lasd_lambda_neg', 'lasd_loss', 'GRLoss', 'gce_term', 'gr_loss',
     'gr_loss_with_weights', 'EMLoss', 'em_loss', 'OPMLLoss', 'ZLPRLoss',
     'opml_loss', 'zlpr_loss', 'HighRankRegularizer', 'high_rank_loss',

@@ -10,8 +10,9 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import (NEGATIVE, POSITIVE, UNKNOWN, PartialLabelLoss, check_hparam,
+from .base import (NEGATIVE, POSITIVE, PartialLabelLoss, check_hparam,
                    partial_label_loss)
+from .splc import splc_pseudo_positives
 from .terms import negative_term, positive_term
 
 __all__ = ['lasd_lambda_neg', 'lasd_loss', 'LASDLoss']
@@ -122,7 +123,7 @@ def lasd_loss(cls_score: Tensor,
                             device=target.device))
     loss_pos = positive_term(cls_score, gamma_pos)
     loss_neg = neg_weight * negative_term(cls_score, gamma_neg)
-    pseudo = (target == UNKNOWN) & (torch.sigmoid(cls_score.detach()) > tau)
+    pseudo = splc_pseudo_positives(cls_score, target, tau)
     return torch.where(target == POSITIVE, loss_pos,
                        torch.where(pseudo, lambda_pos * loss_pos, loss_neg))
 

@@ -15,7 +15,10 @@ from .base import (POSITIVE, UNKNOWN, PartialLabelLoss, TrainingProgress,
                    check_hparam, partial_label_loss)
 from .terms import negative_term, positive_term
 
-__all__ = ['SPLC_BASES', 'splc_corrected_target', 'splc_loss', 'SPLCLoss']
+__all__ = [
+    'SPLC_BASES', 'splc_corrected_target', 'splc_loss',
+    'splc_pseudo_positives', 'SPLCLoss'
+]
 
 #: :class:`SPLCLoss` arguments of the base losses SPLC is combined with in
 #: the paper's Table VII, e.g. ``SPLCLoss(**SPLC_BASES['asl'])`` or, in a
@@ -33,17 +36,25 @@ def _check_tau(tau: float) -> float:
     return check_hparam('tau', tau, low=0, high=1)
 
 
-def splc_corrected_target(cls_score: Tensor, target: Tensor,
+def splc_pseudo_positives(cls_score: Tensor, target: Tensor,
                           tau: float = 0.6) -> Tensor:
-    """The target after SPLC's correction: every unannotated label (0) whose
-    probability ``sigmoid(cls_score)`` exceeds ``tau`` (strictly) becomes a
-    positive (1). Observed positives and observed negatives are unchanged.
+    """SPLC's decision (also LASD's disambiguation): the unannotated labels
+    (0) whose probability ``sigmoid(cls_score)`` exceeds ``tau`` (strictly),
+    as a bool ``(N, C)`` mask. Observed labels are never selected.
 
     The decision is made without gradient. ``cls_score`` and ``target`` are
     dense ``(N, C)`` tensors (after :func:`~.base.prepare_inputs`).
     """
     _check_tau(tau)
-    pseudo = (target == UNKNOWN) & (torch.sigmoid(cls_score.detach()) > tau)
+    return (target == UNKNOWN) & (torch.sigmoid(cls_score.detach()) > tau)
+
+
+def splc_corrected_target(cls_score: Tensor, target: Tensor,
+                          tau: float = 0.6) -> Tensor:
+    """The target after SPLC's correction: the
+    :func:`splc_pseudo_positives` become positives (1); everything else is
+    unchanged."""
+    pseudo = splc_pseudo_positives(cls_score, target, tau)
     return torch.where(pseudo, torch.ones_like(target), target)
 
 
@@ -99,8 +110,7 @@ def splc_loss(cls_score: Tensor,
     loss = torch.where(target == POSITIVE, loss_pos, loss_neg)
     if not correct:
         return loss
-    corrected = splc_corrected_target(cls_score, target, tau)
-    pseudo = (corrected == POSITIVE) & (target != POSITIVE)
+    pseudo = splc_pseudo_positives(cls_score, target, tau)
     if pseudo_margin or not margin:
         loss_pseudo = loss_pos
     else:
