@@ -12,7 +12,7 @@ setup(
     name='mmlml',
     version=version(),
     description='Multi-label learning from partial labels: an MMPretrain '
-    'plugin (Hill, SPLC, GR, EM/APL, OPML, LASD and baselines)',
+    'plugin (Hill, SPLC, GR, EM, OPML, LASD and their baselines)',
     long_description=open('README.md').read(),
     long_description_content_type='text/markdown',
     packages=find_packages(exclude=('configs', 'tools', 'tests')),

@@ -15,7 +15,8 @@ def tiny_demo_config(tmp_path):
     def make(loss=None, max_epochs=2):
         head = '' if loss is None else f'loss={loss!r}, '
         path = tmp_path / 'tiny_demo.py'
-        path.write_text(textwrap.dedent(f"""
+        path.write_text(
+            textwrap.dedent(f"""
             _base_ = [{osp.join(ROOT, 'configs/demo/an.py')!r}]
             train_dataloader = dict(
                 batch_size=16,

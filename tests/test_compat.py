@@ -15,9 +15,14 @@ from mmlml import compat
 
 def test_checkpoint_with_mmengine_objects_loads(tmp_path):
     path = tmp_path / 'ckpt.pth'
-    torch.save({'buffer': HistoryBuffer([1.0, 2.0], [1, 1]),
-                'array': np.ones(3),
-                'state_dict': {'w': torch.ones(2)}}, path)
+    torch.save(
+        {
+            'buffer': HistoryBuffer([1.0, 2.0], [1, 1]),
+            'array': np.ones(3),
+            'state_dict': {
+                'w': torch.ones(2)
+            }
+        }, path)
     # Plain torch.load (weights_only=True by default) is what fails.
     with pytest.raises(Exception, match='[Ww]eights only load failed'):
         torch.load(path)
@@ -45,7 +50,9 @@ def test_package_lookup_without_pkg_resources(tmp_path):
         print('patched:', cfg.default_scope)
         """)
     out = subprocess.run([sys.executable, '-c', script],
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True,
+                         text=True,
+                         timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert 'stock: fails' in out.stdout
     assert 'patched: mmpretrain' in out.stdout
@@ -79,6 +86,8 @@ def test_cpu_ddp_wrapper_drops_device_ids():
         print('backend', torch.distributed.get_backend(), model.device_ids)
         """)
     out = subprocess.run([sys.executable, '-c', script],
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True,
+                         text=True,
+                         timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert 'backend gloo None' in out.stdout

@@ -157,8 +157,8 @@ def test_histogram_auc_small_cases():
     assert auc[0].item() == 1. and torch.isnan(auc[1])
 
 
-@pytest.mark.parametrize('num_bins,logit_range,atol',
-                         [(8, 4., None), (20000, 12., 2e-3)])
+@pytest.mark.parametrize('num_bins,logit_range,atol', [(8, 4., None),
+                                                       (20000, 12., 2e-3)])
 def test_metrics_against_brute_force(num_bins, logit_range, atol):
     rng = np.random.RandomState(1)
     n, c, thr = 120, 6, 0.3
@@ -182,8 +182,7 @@ def test_metrics_against_brute_force(num_bins, logit_range, atol):
     # ... and close to it with fine bins.
     if atol is not None:
         assert got['auc'] == pytest.approx(want['auc'], abs=atol)
-        assert got['auc_macro'] == pytest.approx(want['auc_macro'],
-                                                 abs=atol)
+        assert got['auc_macro'] == pytest.approx(want['auc_macro'], abs=atol)
     assert got['auc_macro_classes'] == c
     unknown = observed == 0
     assert got['num_missing_pos'] == (unknown & (full == 1)).sum()
@@ -203,8 +202,7 @@ def test_metrics_left_out_when_undefined():
     assert not set(METRICS[1:]) & set(got)
     # Unannotated negatives only, none above the threshold.
     stats.reset()
-    stats.update(
-        torch.full((2, 3), -5.), torch.zeros(2, 3), torch.zeros(2, 3))
+    stats.update(torch.full((2, 3), -5.), torch.zeros(2, 3), torch.zeros(2, 3))
     got = stats.compute()
     assert got['pos_rate'] == 0. and got['precision'] == 0.
     assert 'recall' not in got and 'auc' not in got and 'score_neg' in got
@@ -255,20 +253,21 @@ def ann_file(tmp_path_factory):
     path = tmp_path_factory.mktemp('diag') / 'ann.json'
     classes = [f'class{c}' for c in range(NUM_CLASSES)]
     with open(path, 'w') as f:
-        json.dump(dict(metainfo=dict(classes=classes), data_list=data_list),
-                  f)
+        json.dump(dict(metainfo=dict(classes=classes), data_list=data_list), f)
     return str(path)
 
 
 def inner_cfg(ann_file):
-    return dict(type='MultiLabelDataset', ann_file=ann_file,
-                pipeline=[IndexImage(), dict(type='PackInputs')])
+    return dict(
+        type='MultiLabelDataset',
+        ann_file=ann_file,
+        pipeline=[IndexImage(), dict(type='PackInputs')])
 
 
 def partial_cfg(ann_file, **kwargs):
     kwargs.setdefault('split', 'train')
-    return dict(type='PartialLabelDataset', dataset=inner_cfg(ann_file),
-                **kwargs)
+    return dict(
+        type='PartialLabelDataset', dataset=inner_cfg(ann_file), **kwargs)
 
 
 def partial_dataset(ann_file, **kwargs):
@@ -284,17 +283,18 @@ def wrapped(type, **kwargs):
 def test_find_partial_label_dataset(ann_file):
     dataset = partial_dataset(ann_file)
     assert find_partial_label_dataset(dataset) is dataset
-    repeat = wrapped(
-        'RepeatDataset', times=2, dataset=partial_cfg(ann_file))
+    repeat = wrapped('RepeatDataset', times=2, dataset=partial_cfg(ann_file))
     assert isinstance(repeat, RepeatDataset)
     assert find_partial_label_dataset(repeat) is repeat.dataset
     nested = wrapped(
-        'RepeatDataset', times=2,
-        dataset=dict(type='ClassBalancedDataset', oversample_thr=0.5,
-                     dataset=partial_cfg(ann_file)))
+        'RepeatDataset',
+        times=2,
+        dataset=dict(
+            type='ClassBalancedDataset',
+            oversample_thr=0.5,
+            dataset=partial_cfg(ann_file)))
     assert find_partial_label_dataset(nested) is nested.dataset.dataset
-    concat = wrapped(
-        'ConcatDataset', datasets=[partial_cfg(ann_file)] * 2)
+    concat = wrapped('ConcatDataset', datasets=[partial_cfg(ann_file)] * 2)
     assert isinstance(concat, ConcatDataset)
     with pytest.raises(TypeError, match='concatenates'):
         find_partial_label_dataset(concat)
@@ -382,8 +382,8 @@ def make_runner(tmp_path, dataset, hook, max_epochs=2, val=False):
 
 def test_runner_epoch_reports(ann_file, tmp_path):
     dataset = partial_dataset(ann_file, mode='single_positive')
-    hook = RecordingHook(thr=0.5, num_bins=16, logit_range=2.,
-                         save_histograms=True)
+    hook = RecordingHook(
+        thr=0.5, num_bins=16, logit_range=2., save_histograms=True)
     runner = make_runner(tmp_path, dataset, hook, max_epochs=2, val=True)
     runner.train()
 
@@ -446,7 +446,8 @@ def test_runner_epoch_reports(ann_file, tmp_path):
 
 def test_runner_iteration_reports_and_repeat_dataset(ann_file, tmp_path):
     repeat = wrapped(
-        'RepeatDataset', times=2,
+        'RepeatDataset',
+        times=2,
         dataset=partial_cfg(ann_file, mode='ratio', ratio=0.5))
     hook = MissingLabelDiagnosticsHook(
         by_epoch=False, interval=2, save_histograms=True)
@@ -475,8 +476,8 @@ def test_runner_every_other_epoch(ann_file, tmp_path):
 def test_runner_fails_fast_without_full_labels(ann_file, tmp_path):
     with DefaultScope.overwrite_default_scope('mmpretrain'):
         plain = DATASETS.build(inner_cfg(ann_file))
-    runner = make_runner(tmp_path, plain, MissingLabelDiagnosticsHook(),
-                         max_epochs=1)
+    runner = make_runner(
+        tmp_path, plain, MissingLabelDiagnosticsHook(), max_epochs=1)
     with pytest.raises(TypeError, match='wrap, a PartialLabelDataset'):
         runner.train()
 
@@ -506,8 +507,8 @@ def batch_of(indices):
 
 def test_hook_refuses_clean_val_split_and_headless_model(ann_file):
     hook = MissingLabelDiagnosticsHook()
-    runner = FakeRunner(partial_dataset(ann_file, split='val'),
-                        nn.Linear(2, 2))
+    runner = FakeRunner(
+        partial_dataset(ann_file, split='val'), nn.Linear(2, 2))
     with pytest.raises(ValueError, match='clean'):
         hook.before_train(runner)
     runner.train_dataloader.dataset = partial_dataset(ann_file)

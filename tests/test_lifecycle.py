@@ -70,10 +70,16 @@ def test_two_process_torchrun_on_cpu(tiny_demo_config, tmp_path):
     config = tiny_demo_config(max_epochs=2)
     env = dict(os.environ, PORT='29517', OMP_NUM_THREADS='1')
     env['PATH'] = osp.dirname(sys.executable) + os.pathsep + env['PATH']
-    out = subprocess.run(
-        ['bash', osp.join(ROOT, 'tools/dist_train.sh'), config, '2',
-         '--work-dir', str(tmp_path / 'dist')],
-        capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
+    out = subprocess.run([
+        'bash',
+        osp.join(ROOT, 'tools/dist_train.sh'), config, '2', '--work-dir',
+        str(tmp_path / 'dist')
+    ],
+                         capture_output=True,
+                         text=True,
+                         timeout=600,
+                         env=env,
+                         cwd=ROOT)
     log = out.stdout + out.stderr
     assert out.returncode == 0, log[-4000:]
     assert 'Distributed launcher: pytorch' in log or 'world_size' in log

@@ -1,18 +1,11 @@
 """EMLoss: formula, official form, generic loss checks."""
-import os.path as osp
 
 import numpy as np
 import pytest
 import torch
-from loss_checks import (build, check_autocast, check_bad_input,
-                         check_finite_extremes, check_gradcheck,
-                         check_index_target, check_reductions, check_weights,
-                         random_logits, tri_state_target)
-from mmengine.config import Config
+from loss_checks import build, random_logits, tri_state_target
 
-from mmlml.models.losses.em import em_loss
-
-ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+from mmlml.models.losses import em_loss
 
 
 def reference_em(x, t, alpha, eps=0.0):
@@ -49,8 +42,7 @@ def test_hand_values():
     got = build(dict(type='EMLoss', alpha=0.5))(
         x, t, reduction_override='none')
     log2 = float(np.log(2))
-    torch.testing.assert_close(got, torch.tensor([[log2, -0.5 * log2,
-                                                   log2]]))
+    torch.testing.assert_close(got, torch.tensor([[log2, -0.5 * log2, log2]]))
 
 
 def test_default_alpha_and_official_scale():
@@ -84,27 +76,9 @@ def test_alpha_zero_ignores_unannotated():
     assert (got[:, 1:] == 0).all()
 
 
-def test_generic_checks():
-    loss = build(dict(type='EMLoss', alpha=0.2))
-    x, t = random_logits((4, 5)), tri_state_target()
-    check_reductions(loss, x, t)
-    check_weights(loss, x, t)
-    check_index_target(loss, x)
-    check_bad_input(loss)
-    check_finite_extremes(loss)
-    check_autocast(loss)
-    check_gradcheck(loss, random_logits((3, 5), seed=3),
-                    tri_state_target(3, 5))
-
-
 @pytest.mark.parametrize('alpha', [-0.1, float('inf'), 'x'])
 def test_bad_alpha(alpha):
     with pytest.raises(ValueError, match='alpha'):
         build(dict(type='EMLoss', alpha=alpha))
     with pytest.raises(ValueError, match='alpha'):
         em_loss(torch.zeros(1, 2), torch.tensor([0]), alpha=alpha)
-
-
-def test_demo_config_builds():
-    cfg = Config.fromfile(osp.join(ROOT, 'configs/demo/em.py'))
-    assert type(build(cfg.model.head.loss)).__name__ == 'EMLoss'

@@ -1,19 +1,13 @@
 """OPMLLoss, ZLPRLoss, HighRankRegularizer and LossSum."""
 import math
-import os.path as osp
 
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from loss_checks import (build, check_autocast, check_finite_extremes,
-                         check_gradcheck, random_logits, tri_state_target)
-from mmengine.config import Config
+from loss_checks import build, check_gradcheck, random_logits, tri_state_target
 
-from mmlml.models.losses.high_rank import high_rank_loss
-from mmlml.models.losses.opml import opml_loss, zlpr_loss
-
-ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+from mmlml.models.losses import high_rank_loss, opml_loss, zlpr_loss
 
 
 def reference_opml(x, t, a=1.0, b=1.0):
@@ -37,8 +31,8 @@ def test_zlpr_hand_value():
     """One positive with s = 0 and two unknowns with s = 0:
     log(1 + 1) + log(1 + 2)."""
     for loss in (build(dict(type='ZLPRLoss')), build(dict(type='OPMLLoss'))):
-        got = loss(torch.zeros(1, 3), torch.tensor([0]),
-                   reduction_override='sum')
+        got = loss(
+            torch.zeros(1, 3), torch.tensor([0]), reduction_override='sum')
         assert float(got) == pytest.approx(math.log(2) + math.log(3))
 
 
@@ -57,8 +51,9 @@ def test_single_positive_form():
     (METHODS' single-positive formula)."""
     x = torch.tensor([[0.5, -1.0, 2.0, 0.0]], dtype=torch.float64)
     got = opml_loss(x, torch.tensor([2]), a=0.5, b=2.0, reduction='sum')
-    want = (math.log(0.5 + math.exp(-2.0)) +
-            math.log(2.0 + math.exp(0.5) + math.exp(-1.0) + 1.0))
+    want = (
+        math.log(0.5 + math.exp(-2.0)) +
+        math.log(2.0 + math.exp(0.5) + math.exp(-1.0) + 1.0))
     assert float(got) == pytest.approx(want, rel=1e-12)
 
 
@@ -83,8 +78,8 @@ def test_zlpr_is_opml_with_unit_constants():
     zlpr = build(dict(type='ZLPRLoss'))
     opml = build(dict(type='OPMLLoss', a=1.0, b=1.0))
     torch.testing.assert_close(zlpr(x, t), opml(x, t))
-    torch.testing.assert_close(zlpr_loss(x, t, reduction='sum'),
-                               opml(x, t, reduction_override='sum'))
+    torch.testing.assert_close(
+        zlpr_loss(x, t, reduction='sum'), opml(x, t, reduction_override='sum'))
     assert (zlpr.a, zlpr.b) == (1.0, 1.0)
 
 
@@ -101,8 +96,7 @@ def test_positive_gradient_matches_bce():
 
 def test_margins():
     x, t = random_logits((3, 4), seed=8), tri_state_target(3, 4)
-    by_margin = build(
-        dict(type='OPMLLoss', pos_margin=0.5, neg_margin=-1.5))
+    by_margin = build(dict(type='OPMLLoss', pos_margin=0.5, neg_margin=-1.5))
     by_constant = build(
         dict(type='OPMLLoss', a=math.exp(-0.5), b=math.exp(-1.5)))
     torch.testing.assert_close(by_margin(x, t), by_constant(x, t))
@@ -124,25 +118,6 @@ def test_bad_constants(kwargs, match):
         opml_loss(torch.zeros(1, 2), torch.tensor([0]), **kwargs)
 
 
-def test_reductions():
-    loss = build(dict(type='OPMLLoss', a=0.5, b=2.0))
-    x, t = random_logits((4, 5), seed=9), tri_state_target()
-    per_sample = loss(x, t, reduction_override='none')
-    assert per_sample.shape == (4, )
-    total = per_sample.sum()
-    torch.testing.assert_close(loss(x, t, reduction_override='sum'), total)
-    torch.testing.assert_close(loss(x, t), per_sample.mean())
-    torch.testing.assert_close(loss(x, t, avg_factor=2), total / 2)
-    # 'sum' ignores avg_factor (the stock head always passes it).
-    torch.testing.assert_close(
-        loss(x, t, reduction_override='sum', avg_factor=4), total)
-    with pytest.raises(ValueError, match='reduction'):
-        loss(x, t, reduction_override='average')
-    scaled = build(dict(type='OPMLLoss', a=0.5, b=2.0, loss_weight=3.0,
-                        reduction='sum'))
-    torch.testing.assert_close(scaled(x, t), 3 * total)
-
-
 def test_weights():
     loss = build(dict(type='OPMLLoss', b=2.0))
     x, t = random_logits((4, 5), seed=10).double(), tri_state_target()
@@ -161,12 +136,13 @@ def test_weights():
     torch.testing.assert_close(
         loss(x, t, weight=element_weight, reduction_override='none'),
         loss(x[:, :4], t[:, :4], reduction_override='none'))
-    element_weight = torch.rand(4, 5, generator=torch.Generator()
-                                .manual_seed(11))
+    element_weight = torch.rand(
+        4, 5, generator=torch.Generator().manual_seed(11))
     tt = t.clamp(min=0).double()
     ew = element_weight.double()
-    want = (torch.log(1 + (ew * tt * torch.exp(-x)).sum(1)) +
-            torch.log(2 + (ew * (1 - tt) * torch.exp(x)).sum(1)))
+    want = (
+        torch.log(1 + (ew * tt * torch.exp(-x)).sum(1)) +
+        torch.log(2 + (ew * (1 - tt) * torch.exp(x)).sum(1)))
     torch.testing.assert_close(
         loss(x, t, weight=element_weight, reduction_override='none'), want)
     with pytest.raises(ValueError, match='weight'):
@@ -177,37 +153,8 @@ def test_weights():
         loss(x, t, weight=-torch.ones(4, 5))
 
 
-def test_index_targets():
-    loss = build(dict(type='OPMLLoss', a=0.5))
-    x = random_logits((4, 5), seed=12)
-    index = torch.tensor([0, 3, 4, 1])
-    dense = F.one_hot(index, 5).float()
-    expected = loss(x, dense, reduction_override='none')
-    for target in (index, index[:, None]):
-        torch.testing.assert_close(
-            loss(x, target, reduction_override='none'), expected)
-
-
-def test_bad_input():
-    loss = build(dict(type='OPMLLoss'))
-    x = torch.zeros(2, 5)
-    with pytest.raises(ValueError, match='shape'):
-        loss(x, torch.zeros(2, 6))
-    for value in (2.0, -0.5):
-        bad = torch.zeros(2, 5)
-        bad[0, 0] = value
-        with pytest.raises(ValueError, match='target values'):
-            loss(x, bad)
-    with pytest.raises(TypeError, match='floating-point'):
-        loss(torch.zeros(2, 5, dtype=torch.long), torch.zeros(2, 5))
-    with pytest.raises(ValueError, match='class indices'):
-        loss(x, torch.tensor([0, 5]))
-
-
 def test_numerics():
     loss = build(dict(type='OPMLLoss', a=0.5, b=2.0))
-    check_finite_extremes(loss)
-    check_autocast(loss)
     # Zero soft targets (log 0 = -inf inside logsumexp) next to +-100.
     x = torch.tensor([[100.0, -100.0, 100.0, -100.0]], requires_grad=True)
     t = torch.tensor([[0.0, 1.0, 0.0, 0.3]])
@@ -322,19 +269,3 @@ def test_loss_sum():
         build(dict(type='LossSum', losses=[]))
     with pytest.raises(TypeError, match='config dict or an nn.Module'):
         build(dict(type='LossSum', losses=['OPMLLoss']))
-
-
-@pytest.mark.parametrize('name, loss_type', [
-    ('opml', 'OPMLLoss'),
-    ('zlpr', 'ZLPRLoss'),
-    ('high_rank', 'LossSum'),
-])
-def test_demo_configs_build(name, loss_type):
-    cfg = Config.fromfile(osp.join(ROOT, f'configs/demo/{name}.py'))
-    loss = build(cfg.model.head.loss)
-    assert type(loss).__name__ == loss_type
-    # Dense one-hot targets, as the stock head gives (CrossEntropyLoss
-    # refuses class indices).
-    target = F.one_hot(torch.tensor([0, 1, 2, 3]), 20).float()
-    value = loss(random_logits((4, 20)), target, avg_factor=4)
-    assert torch.isfinite(value)

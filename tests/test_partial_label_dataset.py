@@ -44,22 +44,22 @@ def ann_file(tmp_path_factory):
     path = tmp_path_factory.mktemp('partial') / 'ann.json'
     classes = [f'class{c}' for c in range(NUM_CLASSES)]
     with open(path, 'w') as f:
-        json.dump(dict(metainfo=dict(classes=classes), data_list=data_list),
-                  f)
+        json.dump(dict(metainfo=dict(classes=classes), data_list=data_list), f)
     return str(path)
 
 
 def _inner(ann_file, image=False):
     pipeline = [ZeroImage()] if image else []
     pipeline.append(dict(type='PackInputs'))
-    return dict(type='MultiLabelDataset', ann_file=ann_file,
-                pipeline=pipeline)
+    return dict(type='MultiLabelDataset', ann_file=ann_file, pipeline=pipeline)
 
 
 def _build(ann_file, image=False, **kwargs):
     return DATASETS.build(
-        dict(type='PartialLabelDataset', dataset=_inner(ann_file, image),
-             **kwargs))
+        dict(
+            type='PartialLabelDataset',
+            dataset=_inner(ann_file, image),
+            **kwargs))
 
 
 def test_registry_build_and_interface(ann_file):
@@ -203,10 +203,8 @@ def test_deterministic_across_constructions_and_pickle(ann_file):
                                   first[4]['data_samples'].gt_score)
     # An instance instead of a config dict.
     inner = DATASETS.build(_inner(ann_file))
-    third = PartialLabelDataset(inner, mode='ratio', ratio=0.8,
-                                split='train')
-    np.testing.assert_array_equal(third.observed_labels,
-                                  first.observed_labels)
+    third = PartialLabelDataset(inner, mode='ratio', ratio=0.8, split='train')
+    np.testing.assert_array_equal(third.observed_labels, first.observed_labels)
 
 
 def test_lazy_init(ann_file):
@@ -236,8 +234,7 @@ def test_statistics(ann_file, monkeypatch):
     assert stats['num_observed_positives'] == num_nonempty
     assert stats['num_observed_negatives'] == 0
     assert stats['num_unannotated'] == NUM_SAMPLES * NUM_CLASSES - num_nonempty
-    assert stats['num_images_without_positive'] == (NUM_SAMPLES -
-                                                    num_nonempty)
+    assert stats['num_images_without_positive'] == (NUM_SAMPLES - num_nonempty)
     assert stats['positives_per_image'] == pytest.approx(num_pos / 60)
     assert stats['observed_positives_per_image'] == pytest.approx(
         num_nonempty / 60)
@@ -252,10 +249,13 @@ def test_class_balanced_on_top(ann_file):
     # Runner sets to 'mmpretrain'.
     with DefaultScope.overwrite_default_scope('mmpretrain'):
         balanced = DATASETS.build(
-            dict(type='ClassBalancedDataset',
-                 dataset=dict(type='PartialLabelDataset',
-                              dataset=_inner(ann_file), split='train'),
-                 oversample_thr=0.5))
+            dict(
+                type='ClassBalancedDataset',
+                dataset=dict(
+                    type='PartialLabelDataset',
+                    dataset=_inner(ann_file),
+                    split='train'),
+                oversample_thr=0.5))
     assert isinstance(balanced, ClassBalancedDataset)
     assert isinstance(balanced.dataset, PartialLabelDataset)
     assert len(balanced) >= 48
@@ -279,8 +279,12 @@ def test_concat_dataset_gets_unique_sample_idx(ann_file):
 
 def test_dataloader_workers(ann_file):
     dataset = _build(ann_file, image=True, split='train')
-    loader = DataLoader(dataset, batch_size=8, num_workers=2,
-                        collate_fn=pseudo_collate, shuffle=False)
+    loader = DataLoader(
+        dataset,
+        batch_size=8,
+        num_workers=2,
+        collate_fn=pseudo_collate,
+        shuffle=False)
     seen = 0
     for batch in loader:
         for sample in batch['data_samples']:
@@ -295,14 +299,15 @@ def test_dataloader_workers(ann_file):
 def test_data_preprocessor_stacks_gt_score(ann_file):
     from mmpretrain.registry import MODELS
     preprocessor = MODELS.build(
-        dict(type='ClsDataPreprocessor', num_classes=NUM_CLASSES,
-             to_onehot=True))
+        dict(
+            type='ClsDataPreprocessor',
+            num_classes=NUM_CLASSES,
+            to_onehot=True))
     dataset = _build(ann_file, image=True, mode='full', split='train')
     batch = pseudo_collate([dataset[i] for i in range(4)])
     out = preprocessor(batch, training=True)
     target = torch.stack([s.gt_score for s in out['data_samples']])
-    np.testing.assert_array_equal(target.numpy(),
-                                  dataset.observed_labels[:4])
+    np.testing.assert_array_equal(target.numpy(), dataset.observed_labels[:4])
     assert (target == -1).any()
     # Clean validation samples fall back to the one-hot target.
     val = _build(ann_file, image=True, split='val')

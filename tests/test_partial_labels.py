@@ -12,7 +12,10 @@ def _random_full(num_samples=200, num_classes=20, p=0.3, seed=0):
     return (rng.rand(num_samples, num_classes) < p).astype(np.int64)
 
 
-def _cole_reference(labels, num_pos=1, num_neg=0, seed=1200,
+def _cole_reference(labels,
+                    num_pos=1,
+                    num_neg=0,
+                    seed=1200,
                     shuffle_negatives=True):
     """Independent transcription of Cole et al.'s observation generator."""
     labels = np.array(labels, dtype=np.float64)
@@ -120,8 +123,7 @@ def test_ratio_extremes():
     keep_all = make_partial_labels(full, 'ratio', ratio=0)
     np.testing.assert_array_equal(keep_all, full)
     keep_one = make_partial_labels(full, 'ratio', ratio=1)
-    np.testing.assert_array_equal(keep_one.sum(axis=1),
-                                  np.minimum(num_pos, 1))
+    np.testing.assert_array_equal(keep_one.sum(axis=1), np.minimum(num_pos, 1))
     assert make_partial_labels(full, 'ratio', ratio=0).dtype == np.uint8
 
 
@@ -150,8 +152,7 @@ def test_ratio_uniformity():
     full[:, [1, 3, 4]] = 1
     obs = make_partial_labels(full, 'ratio', ratio=0.5, seed=0)
     assert np.all(obs.sum(axis=1) == 2)
-    pairs, counts = np.unique(
-        obs[:, [1, 3, 4]], axis=0, return_counts=True)
+    pairs, counts = np.unique(obs[:, [1, 3, 4]], axis=0, return_counts=True)
     assert len(pairs) == 3
     assert np.all(np.abs(counts - 1000) < 4 * np.sqrt(3000 * 2 / 9))
     # Single positive among 4 classes: each about 1/4 of the rows.
@@ -212,12 +213,14 @@ def test_bad_labels(full, match):
 
 
 # --------------------------------------------------------------------- split
-@pytest.mark.parametrize('num_samples, num_train, num_val, first_val', [
-    (5717, 4574, 1143, [5, 6, 11, 15, 22, 23, 29, 34, 53, 66]),  # VOC
-    (5994, 4795, 1199, [5, 6, 11, 15, 22, 23, 29, 34, 53, 66]),  # CUB
-    (82081, 65665, 16416, [3, 4, 34, 37, 48, 64, 69, 76, 81, 82]),  # COCO
-    (150000, 120000, 30000, [2, 4, 5, 7, 9, 11, 12, 19, 43, 44]),  # NUS
-])
+@pytest.mark.parametrize(
+    'num_samples, num_train, num_val, first_val',
+    [
+        (5717, 4574, 1143, [5, 6, 11, 15, 22, 23, 29, 34, 53, 66]),  # VOC
+        (5994, 4795, 1199, [5, 6, 11, 15, 22, 23, 29, 34, 53, 66]),  # CUB
+        (82081, 65665, 16416, [3, 4, 34, 37, 48, 64, 69, 76, 81, 82]),  # COCO
+        (150000, 120000, 30000, [2, 4, 5, 7, 9, 11, 12, 19, 43, 44]),  # NUS
+    ])
 def test_split_matches_cole(num_samples, num_train, num_val, first_val):
     train_idx, val_idx = split_train_val(num_samples)
     assert len(train_idx) == num_train
@@ -242,8 +245,8 @@ def test_split_edge_cases():
     train_idx, val_idx = split_train_val(0)
     assert len(train_idx) == 0 and len(val_idx) == 0
     # Another seed gives another split.
-    assert (split_train_val(100, seed=1)[1] !=
-            split_train_val(100, seed=2)[1]).any()
+    assert (split_train_val(100, seed=1)[1]
+            != split_train_val(100, seed=2)[1]).any()
 
 
 @pytest.mark.parametrize('kwargs', [

@@ -22,7 +22,11 @@ PROBS = np.linspace(0.01, 0.99, 33)
 class BatchMeanLoss(nn.Module):
     """A loss with a term on the batch mean: not element-wise."""
 
-    def forward(self, cls_score, target, weight=None, avg_factor=None,
+    def forward(self,
+                cls_score,
+                target,
+                weight=None,
+                avg_factor=None,
                 reduction_override=None):
         prob = cls_score.sigmoid()
         return prob.sum() + prob.mean(0).sum()**2
@@ -31,7 +35,11 @@ class BatchMeanLoss(nn.Module):
 class SoftmaxLoss(nn.Module):
     """Couples the classes of a sample (log-sum-exp over classes)."""
 
-    def forward(self, cls_score, target, weight=None, avg_factor=None,
+    def forward(self,
+                cls_score,
+                target,
+                weight=None,
+                avg_factor=None,
                 reduction_override=None):
         return torch.logsumexp(cls_score, dim=1).sum()
 
@@ -46,7 +54,11 @@ class EpochScaledLoss(nn.Module):
     def set_epoch(self, epoch, max_epochs=None):
         self.progress = epoch / max_epochs
 
-    def forward(self, cls_score, target, weight=None, avg_factor=None,
+    def forward(self,
+                cls_score,
+                target,
+                weight=None,
+                avg_factor=None,
                 reduction_override=None):
         return (self.progress * cls_score).sum()
 
@@ -73,8 +85,7 @@ def test_an_loss_gradient_is_p_minus_y(value):
 def test_loss_weight_and_context_do_not_change_elementwise_losses():
     loss = plg.build_loss('CrossEntropyLoss(use_sigmoid=True, '
                           'loss_weight=2.0)')
-    grad = plg.loss_gradient(loss, PROBS, 0, num_classes=3,
-                             context_logit=4.0)
+    grad = plg.loss_gradient(loss, PROBS, 0, num_classes=3, context_logit=4.0)
     np.testing.assert_allclose(grad, 2 * PROBS, atol=1e-6)
     assert plg.gradient_coupling(loss, PROBS, 0) == dict(
         batch=False, classes=False)
@@ -87,8 +98,8 @@ def test_batch_coupled_loss_is_refused_without_context():
         plg.loss_gradient(loss, PROBS, 0)
     # In a batch of 4 with 3 context samples (2 classes, all logits 0 but
     # the grid's): L = sum p + (sum_c mean_n p_nc)^2.
-    grad = plg.loss_gradient(loss, PROBS, 0, batch_context=3,
-                             num_classes=2, context_logit=0.0)
+    grad = plg.loss_gradient(
+        loss, PROBS, 0, batch_context=3, num_classes=2, context_logit=0.0)
     dp = PROBS * (1 - PROBS)
     total = (PROBS + 3 * 0.5) / 4 + 0.5
     np.testing.assert_allclose(grad, dp + 2 * total * dp / 4, atol=1e-6)
@@ -163,8 +174,10 @@ def test_cli_writes_png_and_csv(tmp_path):
     with open(table) as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 2 * 2 * 20
-    bce_pos = [r for r in rows if r['target'] == 'positive'
-               and r['loss'] == 'CrossEntropyLoss(use_sigmoid=True)']
+    bce_pos = [
+        r for r in rows if r['target'] == 'positive'
+        and r['loss'] == 'CrossEntropyLoss(use_sigmoid=True)'
+    ]
     for row in bce_pos:
         p, grad = float(row['p']), float(row['dL_dx'])
         assert grad == pytest.approx(p - 1, abs=1e-5)
@@ -174,6 +187,6 @@ def test_cli_writes_png_and_csv(tmp_path):
 @pytest.mark.parametrize('preset', sorted(plg.PRESETS))
 def test_presets_run(preset, tmp_path):
     out = tmp_path / f'{preset}.png'
-    assert plg.main(['--preset', preset, '--out', str(out), '--points',
-                     '30']) == 0
+    assert plg.main(['--preset', preset, '--out',
+                     str(out), '--points', '30']) == 0
     assert out.stat().st_size > 0

@@ -36,10 +36,14 @@ def test_config_builds_through_mmpretrain_registries(tmp_path):
         print('built', type(METRICS.build(cfg.metric)).__name__)
         """)
     out = subprocess.run([sys.executable, '-c', script],
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True,
+                         text=True,
+                         timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
-    built = [line.split()[1] for line in out.stdout.splitlines()
-             if line.startswith('built ')]
+    built = [
+        line.split()[1] for line in out.stdout.splitlines()
+        if line.startswith('built ')
+    ]
     assert built == [
         'HillLoss', 'ANLoss', 'PartialLabelDataset',
         'MissingLabelDiagnosticsHook', 'MultiLabelF1Metric'
@@ -63,5 +67,7 @@ def test_without_custom_imports_mmlml_types_are_unknown(tmp_path):
             print('KeyError')
         """)
     out = subprocess.run([sys.executable, '-c', script],
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True,
+                         text=True,
+                         timeout=300)
     assert 'KeyError' in out.stdout, out.stderr[-3000:]

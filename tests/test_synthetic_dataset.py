@@ -172,8 +172,7 @@ def test_pack_inputs_reach_data_preprocessor():
     assert out['inputs'].dtype == torch.float32
     assert out['inputs'].abs().max() < 10
     scores = torch.stack([s.gt_score for s in out['data_samples']])
-    np.testing.assert_array_equal(scores.numpy(),
-                                  dataset.get_label_matrix())
+    np.testing.assert_array_equal(scores.numpy(), dataset.get_label_matrix())
 
 
 def test_wrapped_single_positive():
@@ -208,10 +207,11 @@ def test_demo_config_builds(name):
         dataset = DATASETS.build(dataset_cfg)
         assert len(dataset) > 0
     base = Config.fromfile(osp.join(CONFIG_DIR, 'an.py'))
-    train = SyntheticShapes(**{
-        k: v
-        for k, v in base.train_dataloader.dataset.dataset.items()
-        if k not in ('type', 'pipeline')
-    })
+    train = SyntheticShapes(
+        **{
+            k: v
+            for k, v in base.train_dataloader.dataset.dataset.items()
+            if k not in ('type', 'pipeline')
+        })
     mean_positives = train.get_label_matrix().sum(1).mean()
     assert base.expected_positives == round(float(mean_positives), 2)

@@ -6,5 +6,4 @@
 # scale.
 _base_ = './an.py'
 
-model = dict(
-    head=dict(loss=dict(_delete_=True, type='EMLoss', alpha=0.1)))
+model = dict(head=dict(loss=dict(_delete_=True, type='EMLoss', alpha=0.1)))

@@ -8,5 +8,4 @@ _base_ = './an.py'
 model = dict(
     head=dict(
         loss=dict(
-            _delete_=True, type='HillLoss', lamb=1.5, margin=1.0,
-            gamma=2.0)))
+            _delete_=True, type='HillLoss', lamb=1.5, margin=1.0, gamma=2.0)))

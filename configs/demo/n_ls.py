@@ -6,7 +6,5 @@ _base_ = './an.py'
 model = dict(
     head=dict(
         loss=dict(
-            _delete_=True,
-            type='ANLSLoss',
-            smoothing=0.3,
+            _delete_=True, type='ANLSLoss', smoothing=0.3,
             negatives_only=True)))

@@ -134,8 +134,9 @@ class PartialLabelDataset:
 
         if isinstance(dataset, dict):
             dataset = DATASETS.build(dataset)
-        has_labels = (hasattr(dataset, 'get_cat_ids')
-                      or hasattr(dataset, 'get_data_info'))
+        has_labels = (
+            hasattr(dataset, 'get_cat_ids')
+            or hasattr(dataset, 'get_data_info'))
         if not (has_labels and hasattr(dataset, '__getitem__')
                 and hasattr(dataset, 'metainfo')):
             raise TypeError(
@@ -412,8 +413,8 @@ class PartialLabelDataset:
             num_observed_negatives=num_obs_neg,
             num_unannotated=num_unknown,
             positives_per_image=num_pos / num_images if num_images else 0.,
-            observed_positives_per_image=(num_obs_pos / num_images
-                                          if num_images else 0.),
+            observed_positives_per_image=(num_obs_pos /
+                                          num_images if num_images else 0.),
             kept_fraction=num_obs_pos / num_pos if num_pos else 0.,
             num_images_without_positive=no_positive)
 
@@ -439,9 +440,11 @@ class PartialLabelDataset:
 
     def __repr__(self) -> str:
         head = f'Dataset {self.__class__.__name__}'
-        body = [f'Mode: {self.mode}', f'Ratio: {self.ratio}',
-                f'Split: {self.split}', f'Val labels: {self.val_labels}',
-                f'Wrapped dataset: {type(self.dataset).__name__}']
+        body = [
+            f'Mode: {self.mode}', f'Ratio: {self.ratio}',
+            f'Split: {self.split}', f'Val labels: {self.val_labels}',
+            f'Wrapped dataset: {type(self.dataset).__name__}'
+        ]
         if self._fully_initialized:
             body.insert(0, f'Number of samples: {len(self)}')
         else:

@@ -69,8 +69,7 @@ def _pair_order(num_shapes: int, num_colours: int) -> List[Tuple[int, int]]:
     and ``k`` colours, and so on."""
     pairs = []
     for k in range(max(num_shapes, num_colours)):
-        pairs += [(k, j) for j in range(min(k, num_colours))
-                  if k < num_shapes]
+        pairs += [(k, j) for j in range(min(k, num_colours)) if k < num_shapes]
         pairs += [(i, k) for i in range(min(k + 1, num_shapes))
                   if k < num_colours]
     return pairs
@@ -301,9 +300,8 @@ class SyntheticShapes(MultiLabelDataset):
             num_clutter[:] = 0
         clutter_img = np.repeat(np.arange(n), num_clutter)
         clutter_pair = np.asarray(
-            self.clutter_pairs, dtype=np.int64).reshape(-1, 2)[
-            rng.integers(max(len(self.clutter_pairs), 1),
-                         size=len(clutter_img))]
+            self.clutter_pairs, dtype=np.int64).reshape(-1, 2)[rng.integers(
+                max(len(self.clutter_pairs), 1), size=len(clutter_img))]
         img_idx = np.concatenate([img_idx, clutter_img])
         pair = np.concatenate([pair, clutter_pair])
         num = len(img_idx)
@@ -311,8 +309,9 @@ class SyntheticShapes(MultiLabelDataset):
         # Slot k of an image goes to the k-th cell of a random permutation.
         order = np.argsort(img_idx, kind='stable')
         img_idx, pair = img_idx[order], pair[order]
-        starts = np.concatenate([[0], np.cumsum(np.bincount(
-            img_idx, minlength=n))[:-1]])
+        starts = np.concatenate([[0],
+                                 np.cumsum(np.bincount(img_idx,
+                                                       minlength=n))[:-1]])
         slot = np.arange(num) - starts[img_idx]
         perms = np.argsort(rng.random((n, cells)), axis=1)
         cell_idx = perms[img_idx, slot]
@@ -331,8 +330,8 @@ class SyntheticShapes(MultiLabelDataset):
         colour = colour.astype(np.float32)
 
         background = rng.uniform(0, 70, size=(n, 1, 1, 3))
-        canvas = np.broadcast_to(background.astype(np.float32),
-                                 (n, size, size, 3)).copy()
+        canvas = np.broadcast_to(
+            background.astype(np.float32), (n, size, size, 3)).copy()
         for shape in np.unique(pair[:, 0]):
             for side in np.unique(sides):
                 sel = np.flatnonzero((pair[:, 0] == shape) & (sides == side))
@@ -398,8 +397,7 @@ class SyntheticShapes(MultiLabelDataset):
         """Describe the generator in ``repr``."""
         return [
             f'Split: \t{self.split}', f'Seed: \t{self.seed}',
-            f'Image size: \t{self.img_size}',
-            f'Mean positives: \t'
+            f'Image size: \t{self.img_size}', f'Mean positives: \t'
             f'{self.get_label_matrix().sum(1).mean():.2f}'
             if self._fully_initialized else 'Mean positives: \t?'
         ]

@@ -42,8 +42,7 @@ class MultiLabelF1Metric(MultiLabelMetric):
                  prefix: Optional[str] = None):
         if not 0 <= thr <= 1:
             raise ValueError(f'thr must be in [0, 1], got {thr}')
-        super().__init__(
-            thr=thr, collect_device=collect_device, prefix=prefix)
+        super().__init__(thr=thr, collect_device=collect_device, prefix=prefix)
         self.strict = strict
 
     def compute_metrics(self, results: List) -> dict:
@@ -60,11 +59,6 @@ class MultiLabelF1Metric(MultiLabelMetric):
         cf1 = 2 * cp * cr / (cp + cr) if cp + cr > 0 else 0.0
         suffix = '' if self.thr == 0.5 else f'_thr-{self.thr:.2f}'
         values = dict(
-            CP=cp,
-            CR=cr,
-            CF1=cf1,
-            OP=op.item(),
-            OR=orc.item(),
-            OF1=of1.item())
+            CP=cp, CR=cr, CF1=cf1, OP=op.item(), OR=orc.item(), OF1=of1.item())
         values['mean-F1'] = mean_f1.item()
         return {key + suffix: value for key, value in values.items()}

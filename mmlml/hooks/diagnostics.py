@@ -166,8 +166,7 @@ class MissingLabelStatistics:
         c, b = self.num_classes, self.num_bins
         self.hist = torch.zeros(2, c, b, dtype=torch.int64, device=device)
         self.counts = torch.zeros(3, c, dtype=torch.int64, device=device)
-        self.score_sums = torch.zeros(
-            2, c, dtype=torch.float64, device=device)
+        self.score_sums = torch.zeros(2, c, dtype=torch.float64, device=device)
         self.num_samples = torch.zeros(1, dtype=torch.int64, device=device)
 
     def to(self, device: Union[str, torch.device]) -> None:
@@ -230,8 +229,7 @@ class MissingLabelStatistics:
 
         # One bincount: key = kind * C * B + class * B + bin, over the
         # unannotated entries (kind 0: missing positive, 1: negative).
-        key = self.bin_index(logits) + torch.arange(
-            c, device=device).mul_(b)
+        key = self.bin_index(logits) + torch.arange(c, device=device).mul_(b)
         key = key + (~full).long() * (c * b)
         self.hist += torch.bincount(
             key[unknown], minlength=2 * c * b).view(2, c, b)
@@ -579,8 +577,9 @@ class MissingLabelDiagnosticsHook(Hook):
                 'MissingLabelDiagnosticsHook expects each training batch to '
                 "be a dict with a list of DataSamples in 'data_samples', "
                 f'but got {type(data_batch).__name__}.')
-        indices = [getattr(s, 'metainfo', {}).get('sample_idx', None)
-                   for s in samples]
+        indices = [
+            getattr(s, 'metainfo', {}).get('sample_idx', None) for s in samples
+        ]
         if any(i is None for i in indices):
             raise KeyError(
                 'A training DataSample has no `sample_idx` in its metainfo. '
@@ -609,8 +608,7 @@ class MissingLabelDiagnosticsHook(Hook):
                 f'logits of shape ({observed.shape[0]}, '
                 f'{observed.shape[1]}), one row per sample of the batch, '
                 f'but got {shape}.')
-        self.stats.update(output,
-                          torch.from_numpy(observed),
+        self.stats.update(output, torch.from_numpy(observed),
                           torch.from_numpy(full))
         self._captured_once = True
 
@@ -698,8 +696,7 @@ class MissingLabelDiagnosticsHook(Hook):
         """Save the period's statistics to an ``.npz`` file."""
         out_dir = osp.join(runner.log_dir, 'missing_label_diagnostics')
         os.makedirs(out_dir, exist_ok=True)
-        classes: List[str] = list(
-            self._dataset.metainfo.get('classes', ()))
+        classes: List[str] = list(self._dataset.metainfo.get('classes', ()))
         stats = self.stats
         np.savez(
             osp.join(out_dir, f'{unit}_{step}.npz'),

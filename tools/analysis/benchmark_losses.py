@@ -15,36 +15,14 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, osp.dirname(osp.dirname(osp.dirname(
-    osp.abspath(__file__)))))
+sys.path.insert(0,
+                osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-import mmlml  # noqa: E402,F401
+from mmlml.models.losses import LOSS_CATALOG  # noqa: E402
 from mmlml.registry import MODELS  # noqa: E402
-
-# Every registered mmlml loss with the arguments it needs.
-LOSSES = {
-    'HillLoss': {},
-    'FocalMarginLoss': {},
-    'SPLCLoss': {},
-    'LASDLoss': dict(expected_positives=2.9),
-    'GRLoss': dict(max_epochs=10),
-    'EMLoss': {},
-    'OPMLLoss': {},
-    'ZLPRLoss': {},
-    'HighRankRegularizer': {},
-    'ANLoss': {},
-    'WANLoss': {},
-    'ANLSLoss': {},
-    'EPRLoss': dict(expected_positives=2.9),
-    'LargeLoss': {},
-    'PartialFocalLoss': {},
-    'PartialAsymmetricLoss': {},
-    'EntMinLoss': dict(alpha=0.1),
-    'NegativeMSELoss': {},
-}
 
 
 def single_positive_batch(num, classes, device):
@@ -98,7 +76,7 @@ def main(argv=None):
               f'{" (autocast)" if args.amp else ""}: fused BCE '
               f'{bce * 1e6:.0f} us (forward + backward, median)')
         print(f'{"loss":<24}{"median us":>12}{"x fused BCE":>14}')
-        for name, kwargs in LOSSES.items():
+        for name, kwargs in LOSS_CATALOG.items():
             loss = MODELS.build(dict(type=name, **kwargs)).to(args.device)
             if hasattr(loss, 'set_epoch'):
                 loss.set_epoch(5, 10)

@@ -125,8 +125,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-sys.path.insert(0, osp.dirname(osp.dirname(osp.dirname(
-    osp.abspath(__file__)))))
+sys.path.insert(0,
+                osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
 
 import mmpretrain.models  # noqa: E402,F401  (registers MMPretrain's losses)
 from mmengine.logging import MessageHub  # noqa: E402
@@ -154,8 +154,9 @@ DEFAULT_NUM_CLASSES = 20
 DEFAULT_P_RANGE = (0.001, 0.999)
 DEFAULT_POINTS = 400
 
-_EPOCH_SUFFIX = re.compile(r'^(?P<body>.*?)\s*@\s*(?P<epoch>\d+)'
-                           r'(?:\s*/\s*(?P<max_epochs>\d+))?\s*$', re.S)
+_EPOCH_SUFFIX = re.compile(
+    r'^(?P<body>.*?)\s*@\s*(?P<epoch>\d+)'
+    r'(?:\s*/\s*(?P<max_epochs>\d+))?\s*$', re.S)
 
 
 class UnknownLossError(ValueError):
@@ -329,12 +330,10 @@ PRESETS: Dict[str, Preset] = {
             'and probability margins m (MMPretrain\'s AsymmetricLoss); the '
             'text does not list the values, this is a sweep around the ASL '
             'defaults (gamma-=4, m=0.05).'),
-        curves=[
-            ((f'AsymmetricLoss(gamma_pos=0.0, gamma_neg={g}, clip={m})', ),
-             f'ASL (γ⁻={g:g}, m={m:g})', None)
-            for g, m in ((1.0, 0.05), (2.0, 0.05), (4.0, 0.05), (4.0, 0.1),
-                         (4.0, 0.2))
-        ],
+        curves=[((f'AsymmetricLoss(gamma_pos=0.0, gamma_neg={g}, clip={m})', ),
+                 f'ASL (γ⁻={g:g}, m={m:g})', None)
+                for g, m in ((1.0, 0.05), (2.0, 0.05), (4.0, 0.05), (4.0, 0.1),
+                             (4.0, 0.2))],
         targets=('negative', ),
         sign='magnitude'),
     'em-fig2a':
@@ -392,8 +391,7 @@ def _note(message: str) -> None:
 
 def registered_losses() -> List[str]:
     """Names of the registered types that end with ``Loss``."""
-    return sorted(name for name in MODELS.module_dict
-                  if name.endswith('Loss'))
+    return sorted(name for name in MODELS.module_dict if name.endswith('Loss'))
 
 
 def check_registered(type_name: str) -> None:
@@ -477,8 +475,7 @@ def parse_loss_spec(text: str) -> CurveSpec:
                 raise LossSpecError(
                     f'cannot parse loss {text!r}: not a dict literal'
                 ) from None
-        if not isinstance(cfg, dict) or not isinstance(
-                cfg.get('type'), str):
+        if not isinstance(cfg, dict) or not isinstance(cfg.get('type'), str):
             raise LossSpecError(f'loss {text!r}: a dict needs a string '
                                 "'type' key")
         cfg = dict(cfg)
@@ -600,8 +597,8 @@ def probability_grid(points: int = DEFAULT_POINTS,
     if points < 2:
         raise ValueError(f'need at least 2 grid points, got {points}')
     if uniform_in == 'logit':
-        logits = np.linspace(math.log(low / (1 - low)),
-                             math.log(high / (1 - high)), points)
+        logits = np.linspace(
+            math.log(low / (1 - low)), math.log(high / (1 - high)), points)
         return 1 / (1 + np.exp(-logits))
     if uniform_in != 'prob':
         raise ValueError(f'uniform_in must be prob or logit, got '
@@ -646,8 +643,7 @@ def _sum_gradient(loss: nn.Module, x: torch.Tensor,
 
 
 def _evaluate(loss: nn.Module, x: torch.Tensor, t: torch.Tensor,
-              epoch: Optional[int],
-              max_epochs: Optional[int]) -> torch.Tensor:
+              epoch: Optional[int], max_epochs: Optional[int]) -> torch.Tensor:
     """Gradient on a fresh copy of the loss at the given epoch."""
     loss = copy.deepcopy(loss)
     if epoch is not None and is_epoch_dependent(loss):
@@ -688,8 +684,7 @@ def gradient_coupling(loss: nn.Module,
     """
     logits = _logits(probs, dtype)
     tri_state = uses_tri_state_targets(loss)
-    x, t = _layout(logits, target_value, num_classes, context_logit,
-                   tri_state)
+    x, t = _layout(logits, target_value, num_classes, context_logit, tri_state)
     full = _evaluate(loss, x, t, epoch, max_epochs)
     batch = False
     half = x.size(0) // 2
@@ -768,12 +763,11 @@ def loss_gradient(loss: nn.Module,
                          f'{num_classes}')
     logits = _logits(probs, dtype)
     tri_state = uses_tri_state_targets(loss)
-    x, t = _layout(logits, target_value, num_classes, context_logit,
-                   tri_state)
+    x, t = _layout(logits, target_value, num_classes, context_logit, tri_state)
     if batch_context is None:
-        if check_batch and gradient_coupling(
-                loss, probs, target_value, num_classes, context_logit,
-                epoch, max_epochs, dtype)['batch']:
+        if check_batch and gradient_coupling(loss, probs, target_value,
+                                             num_classes, context_logit, epoch,
+                                             max_epochs, dtype)['batch']:
             raise NotElementwiseError(
                 f'the gradient of {type(loss).__name__} at one label '
                 'depends on the other samples of the batch (a batch-level '
@@ -833,20 +827,21 @@ def compute_curves(specs: Sequence[CurveSpec],
     curves = []
     for spec in specs:
         loss = build_loss(spec)
-        kinds = (targets if override_targets or spec.targets is None else
-                 spec.targets)
+        kinds = (
+            targets
+            if override_targets or spec.targets is None else spec.targets)
         notes = []
         spec_epoch = spec.epoch if spec.epoch is not None else epoch
-        spec_max = (spec.max_epochs
-                    if spec.max_epochs is not None else max_epochs)
+        spec_max = (
+            spec.max_epochs if spec.max_epochs is not None else max_epochs)
         if is_epoch_dependent(loss):
             if spec_epoch is None:
                 spec_epoch = 0
                 _note(f'note: {spec.display_name()} depends on the epoch; '
                       'evaluated at epoch 0 (set --epoch)')
         if is_epoch_dependent(loss) and spec.label is None:
-            notes.append(f'epoch {spec_epoch}' + (
-                f'/{spec_max}' if spec_max is not None else ''))
+            notes.append(f'epoch {spec_epoch}' +
+                         (f'/{spec_max}' if spec_max is not None else ''))
         for kind in kinds:
             value = TARGET_KINDS[kind]
             try:
@@ -886,8 +881,7 @@ def compute_curves(specs: Sequence[CurveSpec],
             if not np.all(np.isfinite(grad)):
                 _note(f'warning: {spec.display_name()} ({kind}) has '
                       'non-finite gradients at some grid points')
-            curves.append(
-                GradientCurve(spec, kind, probs, grad, curve_notes))
+            curves.append(GradientCurve(spec, kind, probs, grad, curve_notes))
     return curves
 
 
@@ -1034,8 +1028,7 @@ def preset_specs(name: str) -> List[CurveSpec]:
     return specs
 
 
-def _apply_overrides(specs: List[CurveSpec],
-                     options: Dict[str, Any]) -> None:
+def _apply_overrides(specs: List[CurveSpec], options: Dict[str, Any]) -> None:
     """``key=value`` for every loss, ``Type.key=value`` for one type."""
     types = {spec.type for spec in specs}
     for key, value in options.items():
@@ -1048,8 +1041,7 @@ def _apply_overrides(specs: List[CurveSpec],
                 spec.cfg[name] = value
 
 
-def _config_spec(path: str, options: Optional[Dict[str,
-                                                   Any]]) -> CurveSpec:
+def _config_spec(path: str, options: Optional[Dict[str, Any]]) -> CurveSpec:
     from mmengine.config import Config
     cfg = Config.fromfile(path)
     if options:
@@ -1058,8 +1050,8 @@ def _config_spec(path: str, options: Optional[Dict[str,
         loss_cfg = cfg.model.head.loss
     except AttributeError:
         raise LossSpecError(f'{path} has no model.head.loss') from None
-    loss_cfg = loss_cfg.to_dict() if hasattr(loss_cfg, 'to_dict') else dict(
-        loss_cfg)
+    loss_cfg = loss_cfg.to_dict() if hasattr(loss_cfg,
+                                             'to_dict') else dict(loss_cfg)
     max_epochs = cfg.get('train_cfg', {}).get('max_epochs')
     return CurveSpec(
         cfg=loss_cfg,
@@ -1089,8 +1081,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         help=f'a paper figure (its curves come before --losses): '
         f'{preset_help}')
     parser.add_argument(
-        '--config',
-        help='also plot model.head.loss of this training config')
+        '--config', help='also plot model.head.loss of this training config')
     parser.add_argument(
         '--cfg-options',
         nargs='+',
@@ -1158,8 +1149,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         type=int,
         help='evaluate losses that couple the samples of a batch one grid '
         'point at a time, with this many context samples')
-    parser.add_argument(
-        '--ylim', nargs=2, type=float, metavar=('LOW', 'HIGH'))
+    parser.add_argument('--ylim', nargs=2, type=float, metavar=('LOW', 'HIGH'))
     parser.add_argument('--title', help='figure title')
     parser.add_argument('--dpi', type=int, default=150)
     parser.add_argument(

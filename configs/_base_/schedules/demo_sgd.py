@@ -2,8 +2,7 @@
 # cosine annealing; validation after every epoch.
 optim_wrapper = dict(
     optimizer=dict(
-        type='SGD', lr=0.05, momentum=0.9, weight_decay=5e-4,
-        nesterov=True))
+        type='SGD', lr=0.05, momentum=0.9, weight_decay=5e-4, nesterov=True))
 
 param_scheduler = [
     dict(

@@ -12,58 +12,32 @@ same shape in that encoding, or class indices of shape ``(N,)`` / ``(N, 1)``
 (one observed positive per sample, everything else unknown), exactly like
 MMPretrain's own losses.
 
-Each loss is written twice, MMPretrain style: a functional form
+Each loss is written once, as an element-wise function of checked tensors,
+and exposed twice, MMPretrain style: a functional form
 (``hill_loss(cls_score, target, ..., weight=None, reduction='mean',
-avg_factor=None)``), made by decorating an element-wise function with
-:func:`partial_label_loss`, and a thin registered ``nn.Module`` built on
-:class:`PartialLabelLoss`.
+avg_factor=None)``) made by decorating the element-wise function with
+:func:`partial_label_loss`, which declares its hyperparameters (see
+:mod:`.hyperparameters`), and a thin registered ``nn.Module`` built on
+:class:`PartialLabelLoss`, which takes its hyperparameters from that
+declaration.
 """
 import functools
-import math
-from typing import Callable, Dict, Optional, Tuple
+import inspect
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch
 import torch.nn as nn
 from mmengine.logging import MessageHub
 from torch import Tensor
 
+from .hyperparameters import (REQUIRED, Hyperparameter, check_hparam,
+                              check_hyperparameters)
+
 POSITIVE = 1
 UNKNOWN = 0
 NEGATIVE = -1
 
 REDUCTIONS = ('none', 'mean', 'sum')
-
-# MMPretrain divides by ``avg_factor + eps`` (models/losses/utils.py); so do
-# we, so that a loss with ``avg_factor=N`` matches MMPretrain's magnitudes.
-_AVG_EPS = torch.finfo(torch.float32).eps
-
-
-def check_hparam(name: str,
-                 value: float,
-                 low: float = -math.inf,
-                 high: float = math.inf,
-                 low_open: bool = False,
-                 high_open: bool = False) -> float:
-    """Return ``float(value)`` if it is a finite real number in the interval.
-
-    The interval is ``[low, high]``; ``low_open``/``high_open`` exclude an
-    end.
-
-    Raises:
-        ValueError: ``value`` is not a real number, not finite, or outside
-            the interval. The message names the argument and the value.
-    """
-    if (isinstance(value, bool) or not isinstance(value, (int, float))
-            or not math.isfinite(value)):
-        raise ValueError(f'{name} must be a finite real number, got '
-                         f'{value!r}')
-    too_low = value <= low if low_open else value < low
-    too_high = value >= high if high_open else value > high
-    if too_low or too_high:
-        interval = (('(' if low_open else '[') + f'{low}, {high}' +
-                    (')' if high_open else ']'))
-        raise ValueError(f'{name} must lie in {interval}, got {value!r}')
-    return float(value)
 
 
 def check_reduction(reduction: str) -> str:
@@ -74,7 +48,8 @@ def check_reduction(reduction: str) -> str:
     return reduction
 
 
-def prepare_inputs(cls_score: Tensor, target: Tensor,
+def prepare_inputs(cls_score: Tensor,
+                   target: Tensor,
                    soft: bool = False) -> Tuple[Tensor, Tensor]:
     """Check a (logits, target) pair and bring it to the canonical form.
 
@@ -112,8 +87,8 @@ def prepare_inputs(cls_score: Tensor, target: Tensor,
         raise TypeError('target must be a float tensor in {-1, 0, 1} or an '
                         f'integer index tensor, got dtype {target.dtype}')
     num_samples, num_classes = cls_score.shape
-    compute_dtype = (torch.float64
-                     if cls_score.dtype == torch.float64 else torch.float32)
+    compute_dtype = (
+        torch.float64 if cls_score.dtype == torch.float64 else torch.float32)
     cls_score = cls_score.to(compute_dtype)
 
     is_index = target.dim() == 1 or (target.dim() == 2 and target.size(1) == 1
@@ -197,48 +172,115 @@ def reduce_loss(loss: Tensor,
         return loss.sum()
     if avg_factor is None:
         return loss.mean()
-    return loss.sum() / (avg_factor + _AVG_EPS)
+    return loss.sum() / avg_factor
 
 
-def partial_label_loss(elementwise: Callable) -> Callable:
-    """Turn an element-wise loss into a checked, reducible functional loss.
+def partial_label_loss(soft_targets: bool = False,
+                       **hyperparameters: Hyperparameter) -> Callable:
+    """Declare a loss's hyperparameters and turn its element-wise function
+    into a checked, reducible functional loss.
 
-    ``elementwise(cls_score, target, **hyperparameters)`` receives checked
-    float tensors (see :func:`prepare_inputs`) and returns the per-element
-    ``(N, C)`` (or per-sample ``(N,)``) loss. The decorated function takes
-    the same hyperparameters plus ``weight``, ``reduction`` and
-    ``avg_factor``, like MMPretrain's ``weighted_loss``.
+    The decorated function ``elementwise(cls_score, target, **values)``
+    receives checked float tensors (see :func:`prepare_inputs`) and the
+    checked hyperparameters, and returns the per-element ``(N, C)`` (or
+    per-sample ``(N,)``) loss. The functional form takes the same
+    hyperparameters (positionally in declaration order, or by name; the
+    declared defaults fill the rest) plus ``weight``, ``reduction`` and
+    ``avg_factor``, like MMPretrain's ``weighted_loss``. Arguments that are
+    not declared (per-call tensors) go to the element-wise function as
+    they are.
 
-    Set ``soft_targets=True`` on the element-wise function (an attribute) to
-    accept soft targets in ``[0, 1]``.
+    The functional form carries ``hyperparameters`` (the declaration),
+    ``elementwise`` (the undecorated function) and ``compute`` (checks the
+    tensors but not the hyperparameters, and fills in the declared defaults
+    of those not given: what a module that validated its hyperparameters
+    when it was built calls).
+
+    Args:
+        soft_targets (bool): Also accept soft targets in ``[0, 1]``.
+            Defaults to False.
+        **hyperparameters (Hyperparameter): The declarations, in order.
+
+    Example:
+        >>> import torch
+        >>> from mmlml.models.losses.hyperparameters import Real
+        >>> @partial_label_loss(gamma=Real(2.0, low=0))
+        ... def squared_loss(cls_score, target, gamma):
+        ...     return gamma * (torch.sigmoid(cls_score) - target)**2
+        >>> squared_loss(torch.zeros(1, 2), torch.tensor([[1., 0.]]),
+        ...              reduction='none')
+        tensor([[0.5000, 0.5000]])
+        >>> squared_loss(torch.zeros(1, 2), torch.tensor([0]), gamma=-1)
+        Traceback (most recent call last):
+        ...
+        ValueError: gamma must lie in [0, inf], got -1.0
     """
-    soft = getattr(elementwise, 'soft_targets', False)
 
-    @functools.wraps(elementwise)
-    def wrapper(cls_score: Tensor,
-                target: Tensor,
-                *args,
-                weight: Optional[Tensor] = None,
-                reduction: str = 'mean',
-                avg_factor: Optional[float] = None,
-                **kwargs) -> Tensor:
-        check_reduction(reduction)
-        cls_score, target = prepare_inputs(cls_score, target, soft=soft)
-        loss = elementwise(cls_score, target, *args, **kwargs)
-        return reduce_loss(loss, weight, reduction, avg_factor)
+    def decorate(elementwise: Callable) -> Callable:
+        names = tuple(hyperparameters)
+        defaults = {
+            name: spec.default
+            for name, spec in hyperparameters.items()
+            if spec.default is not REQUIRED
+        }
 
-    wrapper.elementwise = elementwise
-    return wrapper
+        def compute(cls_score: Tensor,
+                    target: Tensor,
+                    weight: Optional[Tensor] = None,
+                    reduction: str = 'mean',
+                    avg_factor: Optional[float] = None,
+                    **values: Any) -> Tensor:
+            cls_score, target = prepare_inputs(
+                cls_score, target, soft=soft_targets)
+            loss = elementwise(cls_score, target, **{**defaults, **values})
+            return reduce_loss(loss, weight, reduction, avg_factor)
+
+        @functools.wraps(elementwise)
+        def functional(cls_score: Tensor,
+                       target: Tensor,
+                       *args: Any,
+                       weight: Optional[Tensor] = None,
+                       reduction: str = 'mean',
+                       avg_factor: Optional[float] = None,
+                       **values: Any) -> Tensor:
+            if len(args) > len(names):
+                raise TypeError(f'{elementwise.__name__} takes at most '
+                                f'{len(names)} positional hyperparameters '
+                                f'({", ".join(names)}), got {len(args)}')
+            for name, value in zip(names, args):
+                if name in values:
+                    raise TypeError(f'{elementwise.__name__} got two values '
+                                    f'for {name}')
+                values[name] = value
+            check_reduction(reduction)
+            values = check_hyperparameters(
+                hyperparameters, values, elementwise.__name__, strict=False)
+            return compute(cls_score, target, weight, reduction, avg_factor,
+                           **values)
+
+        functional.hyperparameters = dict(hyperparameters)
+        functional.elementwise = elementwise
+        functional.compute = compute
+        return functional
+
+    return decorate
 
 
 class PartialLabelLoss(nn.Module):
     """Base of mmlml's registered losses.
 
-    Subclasses set ``loss_fn`` to a functional loss made with
-    :func:`partial_label_loss` and return its hyperparameters from
-    :meth:`loss_kwargs` (which may depend on the training progress). The
-    forward signature is MMPretrain's, so any mmlml loss drops into the stock
-    ``MultiLabelLinearClsHead``, which calls
+    A subclass sets ``loss_fn``, a functional loss made with
+    :func:`partial_label_loss`, and ``hyperparameters``, the declarations
+    of the keyword arguments it takes besides ``reduction`` and
+    ``loss_weight`` (usually the functional form's, through
+    :func:`~.hyperparameters.hyperparameters_of`). The constructor
+    validates them once, stores each as an attribute of the same name and
+    refuses unknown names; :meth:`loss_kwargs` passes them to ``loss_fn``
+    (a subclass whose arguments differ from ``loss_fn``'s, or change with
+    the training progress, overrides it) and ``repr`` prints them.
+
+    The forward signature is MMPretrain's, so any mmlml loss drops into the
+    stock ``MultiLabelLinearClsHead``, which calls
     ``loss(cls_score, target, avg_factor=N)``: with the default
     ``reduction='mean'`` that is the sum over classes averaged over samples,
     like MMPretrain's sigmoid ``CrossEntropyLoss``.
@@ -247,18 +289,64 @@ class PartialLabelLoss(nn.Module):
         reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Defaults to
             ``'mean'``.
         loss_weight (float): Multiplier of the loss. Defaults to 1.0.
+        **hyperparameters: The subclass's declared hyperparameters.
+
+    Shape:
+        - cls_score: ``(N, C)`` logits.
+        - target: ``(N, C)`` in {-1, 0, 1} (soft targets in ``[0, 1]``
+          where a loss says so), or ``(N,)`` class indices.
+        - output: scalar, or with ``reduction='none'`` the ``(N, C)``
+          element-wise losses (``(N,)`` for losses defined per sample).
     """
 
     loss_fn: Callable = None
+    hyperparameters: Dict[str, Hyperparameter] = {}
 
-    def __init__(self, reduction: str = 'mean', loss_weight: float = 1.0):
+    def __init_subclass__(cls, **kwargs):
+        """Give the subclass a constructor whose signature lists its
+        declared hyperparameters (for ``inspect``, ``help`` and docs)."""
+        super().__init_subclass__(**kwargs)
+        if '__init__' not in cls.__dict__:
+
+            def __init__(self, **kwargs):
+                super(cls, self).__init__(**kwargs)
+
+            cls.__init__ = __init__
+        elif list(inspect.signature(
+                cls.__init__).parameters) != ['self', 'kwargs']:
+            return  # a constructor with a signature of its own
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        params = [inspect.Parameter('self', inspect.Parameter.POSITIONAL_ONLY)]
+        params += [
+            inspect.Parameter(
+                name,
+                keyword,
+                default=(inspect.Parameter.empty
+                         if spec.default is REQUIRED else spec.default))
+            for name, spec in cls.hyperparameters.items()
+        ]
+        params += [
+            inspect.Parameter('reduction', keyword, default='mean'),
+            inspect.Parameter('loss_weight', keyword, default=1.0)
+        ]
+        cls.__init__.__signature__ = inspect.Signature(params)
+
+    def __init__(self,
+                 *,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 **hyperparameters: Any):
         super().__init__()
         self.reduction = check_reduction(reduction)
-        self.loss_weight = float(loss_weight)
+        self.loss_weight = check_hparam('loss_weight', loss_weight)
+        values = check_hyperparameters(self.hyperparameters, hyperparameters,
+                                       type(self).__name__)
+        for name, value in values.items():
+            setattr(self, name, value)
 
-    def loss_kwargs(self) -> Dict:
+    def loss_kwargs(self) -> Dict[str, Any]:
         """Hyperparameters passed to ``loss_fn`` at this call."""
-        return {}
+        return {name: getattr(self, name) for name in self.hyperparameters}
 
     def forward(self,
                 cls_score: Tensor,
@@ -275,11 +363,11 @@ class PartialLabelLoss(nn.Module):
             weight (Tensor, optional): ``(N,)`` or ``(N, C)`` weights.
             avg_factor (float, optional): Divisor for ``'mean'``.
             reduction_override (str, optional): Overrides ``reduction``.
-            **kwargs: Extra per-call tensors some losses take (e.g. state
-                looked up per sample by a head).
+            **kwargs: Further per-call arguments of ``loss_fn`` (none of
+                today's losses takes any; unknown names are refused).
         """
         reduction = check_reduction(reduction_override or self.reduction)
-        loss = type(self).loss_fn(
+        loss = type(self).loss_fn.compute(
             cls_score,
             target,
             weight=weight,
@@ -290,13 +378,12 @@ class PartialLabelLoss(nn.Module):
         return self.loss_weight * loss
 
     def extra_repr(self) -> str:
-        text = f'reduction={self.reduction!r}, loss_weight={self.loss_weight}'
-        try:
-            kwargs = self.loss_kwargs()
-        except RuntimeError:  # epoch-dependent, outside a Runner
-            return text
-        return text + ''.join(f', {k}={v!r}' for k, v in kwargs.items()
-                              if not isinstance(v, Tensor))
+        """The reduction, the weight and every declared hyperparameter (no
+        training progress needed)."""
+        values = dict(reduction=self.reduction, loss_weight=self.loss_weight)
+        values.update(
+            (name, getattr(self, name)) for name in self.hyperparameters)
+        return ', '.join(f'{k}={v!r}' for k, v in values.items())
 
 
 class TrainingProgress:

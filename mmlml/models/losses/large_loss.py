@@ -5,7 +5,7 @@ permanent, needs per-sample state and is not a stateless loss.
 """
 import math
 from fractions import Fraction
-from typing import Dict
+from typing import Any, Dict
 
 import torch
 from torch import Tensor
@@ -13,6 +13,7 @@ from torch import Tensor
 from mmlml.registry import MODELS
 from .base import (POSITIVE, UNKNOWN, PartialLabelLoss, TrainingProgress,
                    partial_label_loss)
+from .hyperparameters import Choice, Integer, Real, hyperparameters_of
 from .terms import negative_term, positive_term
 
 __all__ = [
@@ -22,23 +23,25 @@ __all__ = [
 MODES = ('rejection', 'temporary')
 
 
-def _check_mode(mode: str) -> str:
-    if mode == 'permanent':
-        raise NotImplementedError(
-            "mode='permanent' (LL-Cp) keeps its corrections across epochs, "
-            'which needs per-sample label state: it is not available as a '
-            "stateless loss; use 'rejection' (LL-R) or 'temporary' (LL-Ct)")
-    if mode not in MODES:
-        raise ValueError(f'mode must be one of {MODES}, got {mode!r}')
-    return mode
+class _Mode(Choice):
+    """LL's mode; ``'permanent'`` (LL-Cp) gets its own explanation."""
+
+    def check(self, name: str, value: Any) -> str:
+        if value == 'permanent':
+            raise NotImplementedError(
+                "mode='permanent' (LL-Cp) keeps its corrections across "
+                'epochs, which needs per-sample label state: it is not '
+                "available as a stateless loss; use 'rejection' (LL-R) or "
+                "'temporary' (LL-Ct)")
+        return super().check(name, value)
 
 
-def _check_delta_rel(delta_rel: float) -> float:
-    if not 0 <= delta_rel <= 1:
-        raise ValueError('delta_rel must be a fraction in [0, 1] (the '
-                         'official command line takes percent: its 0.2 is '
-                         f'0.002 here), got {delta_rel!r}')
-    return float(delta_rel)
+DELTA_REL = Real(
+    0.002,
+    low=0,
+    high=1,
+    hint='a fraction per epoch: the official command line takes percent, '
+    'its 0.2 is 0.002 here')
 
 
 def num_large_losses(num_entries: int, epoch: int, delta_rel: float) -> int:
@@ -53,7 +56,7 @@ def num_large_losses(num_entries: int, epoch: int, delta_rel: float) -> int:
     """
     if epoch < 0:
         raise ValueError(f'epoch must be >= 0, got {epoch}')
-    delta = Fraction(repr(_check_delta_rel(delta_rel)))
+    delta = Fraction(repr(DELTA_REL.validate('delta_rel', delta_rel)))
     return math.ceil(num_entries * epoch * delta)
 
 
@@ -80,12 +83,12 @@ def select_large_losses(loss: Tensor, candidates: Tensor, k: int) -> Tensor:
     return candidates & (ranked >= threshold)
 
 
-@partial_label_loss
-def large_loss(cls_score: Tensor,
-               target: Tensor,
-               epoch: int,
-               mode: str = 'rejection',
-               delta_rel: float = 0.002) -> Tensor:
+@partial_label_loss(
+    epoch=Integer(low=0),
+    mode=_Mode('rejection', options=MODES),
+    delta_rel=DELTA_REL)
+def large_loss(cls_score: Tensor, target: Tensor, epoch: int, mode: str,
+               delta_rel: float) -> Tensor:
     r"""Binary cross-entropy (unannotated assumed negative) whose largest
     unannotated losses are rejected or corrected for this batch.
 
@@ -111,17 +114,9 @@ def large_loss(cls_score: Tensor,
             Defaults to ``'rejection'``.
         delta_rel (float): Growth :math:`\delta` of the modified fraction
             per epoch. Defaults to 0.002.
-        weight (Tensor, optional): ``(N,)`` or ``(N, C)`` weights (they do
-            not affect the ranking).
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Defaults to
-            ``'mean'``.
-        avg_factor (float, optional): Divisor for ``'mean'``.
-
-    Returns:
-        Tensor: The reduced loss, or the ``(N, C)`` matrix with
-        ``reduction='none'``.
+        weight, reduction, avg_factor: See
+            :func:`~.base.reduce_loss`.
     """
-    mode = _check_mode(mode)
     k = num_large_losses(cls_score.numel(), epoch, delta_rel)
     loss_neg = negative_term(cls_score)
     loss_pos = positive_term(cls_score)
@@ -172,30 +167,12 @@ class LargeLoss(TrainingProgress, PartialLabelLoss):
             Defaults to ``'rejection'``.
         delta_rel (float): :math:`\delta`, growth of the modified fraction
             per epoch, in ``[0, 1]``. Defaults to 0.002.
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Defaults to
-            ``'mean'``.
-        loss_weight (float): Multiplier of the loss. Defaults to 1.0.
+        reduction (str), loss_weight (float): See
+            :class:`~.base.PartialLabelLoss`.
     """
 
     loss_fn = large_loss
-
-    def __init__(self,
-                 mode: str = 'rejection',
-                 delta_rel: float = 0.002,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0):
-        super().__init__(reduction=reduction, loss_weight=loss_weight)
-        self.mode = _check_mode(mode)
-        self.delta_rel = _check_delta_rel(delta_rel)
+    hyperparameters = hyperparameters_of(large_loss, 'mode', 'delta_rel')
 
     def loss_kwargs(self) -> Dict:
-        return dict(
-            epoch=self.current_epoch(),
-            mode=self.mode,
-            delta_rel=self.delta_rel)
-
-    def extra_repr(self) -> str:
-        # Without the epoch: printing the model must work outside a Runner.
-        return (f'reduction={self.reduction!r}, '
-                f'loss_weight={self.loss_weight}, mode={self.mode!r}, '
-                f'delta_rel={self.delta_rel}')
+        return dict(super().loss_kwargs(), epoch=self.current_epoch())

@@ -65,7 +65,8 @@ def negative_term(x: Tensor,
     return -focal_weight(prob, gamma, detach_focal_weight) * log_one_minus
 
 
-def soft_bce(x: Tensor, soft_target: Tensor,
+def soft_bce(x: Tensor,
+             soft_target: Tensor,
              weight: Optional[Tensor] = None) -> Tensor:
     r"""Binary cross-entropy against a soft target ``s``:
     :math:`-[s\log p + (1-s)\log(1-p)]`, optionally weighted."""
@@ -87,5 +88,4 @@ def select_by_state(target: Tensor, positive: Tensor, unannotated: Tensor,
     where ``target == 1``, ``negative`` where ``target == -1`` and
     ``unannotated`` elsewhere (the three terms broadcast to ``target``)."""
     return torch.where(target == POSITIVE, positive,
-                       torch.where(target == NEGATIVE, negative,
-                                   unannotated))
+                       torch.where(target == NEGATIVE, negative, unannotated))

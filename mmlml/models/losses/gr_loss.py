@@ -3,25 +3,23 @@
 Chen et al., "Boosting Single Positive Multi-label Classification with
 Generalized Robust Loss", IJCAI 2024 (official code: GRLoss).
 """
-from typing import Dict, Optional, Sequence, Union
+from typing import Dict, Union
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import (PartialLabelLoss, TrainingProgress, check_hparam,
-                   partial_label_loss)
+from .base import PartialLabelLoss, TrainingProgress, partial_label_loss
+from .hyperparameters import (Choice, Hyperparameter, Integer, Real, RealTuple,
+                              hyperparameters_of)
 from .terms import negative_term, select_by_state
 
 __all__ = ['GRLoss', 'gr_loss', 'gr_loss_with_weights', 'gce_term']
 
 SCHEDULES = ('official', 'paper')
-
-
-def _check_q(**qs: float) -> None:
-    for name, q in qs.items():
-        check_hparam(name, q, low=0)
+ROBUSTNESS = dict(
+    q1=Real(0.0, low=0), q2=Real(0.01, low=0), q3=Real(1.0, low=0))
 
 
 def gce_term(log_prob: Tensor, q: float) -> Tensor:
@@ -37,14 +35,10 @@ def gce_term(log_prob: Tensor, q: float) -> Tensor:
     return -torch.expm1(q * log_prob) / q
 
 
-@partial_label_loss
-def gr_loss_with_weights(cls_score: Tensor,
-                         target: Tensor,
-                         k: Union[Tensor, float],
-                         v: Union[Tensor, float],
-                         q1: float = 0.0,
-                         q2: float = 0.01,
-                         q3: float = 1.0) -> Tensor:
+@partial_label_loss(k=Hyperparameter(), v=Hyperparameter(), **ROBUSTNESS)
+def gr_loss_with_weights(cls_score: Tensor, target: Tensor,
+                         k: Union[Tensor, float], v: Union[Tensor, float],
+                         q1: float, q2: float, q3: float) -> Tensor:
     r"""GR Loss with the pseudo-label ``k`` and the weight ``v`` of
     unannotated labels given explicitly.
 
@@ -73,30 +67,25 @@ def gr_loss_with_weights(cls_score: Tensor,
         q2 (float): Robustness of the pseudo-positive term. Defaults to
             0.01.
         q3 (float): Robustness of the negative term. Defaults to 1.0.
-        weight (Tensor, optional): ``(N,)`` or ``(N, C)`` weights.
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Defaults to
-            ``'mean'``.
-        avg_factor (float, optional): Divisor for ``'mean'``.
+        weight, reduction, avg_factor: See
+            :func:`~.base.reduce_loss`.
     """
-    _check_q(q1=q1, q2=q2, q3=q3)
     log_prob = F.logsigmoid(cls_score)
     log_one_minus = F.logsigmoid(-cls_score)
-    unannotated = v * (k * gce_term(log_prob, q2) +
-                       (1 - k) * gce_term(log_one_minus, q3))
+    unannotated = v * (
+        k * gce_term(log_prob, q2) + (1 - k) * gce_term(log_one_minus, q3))
     return select_by_state(target, gce_term(log_prob, q1), unannotated,
                            negative_term(cls_score))
 
 
-@partial_label_loss
-def gr_loss(cls_score: Tensor,
-            target: Tensor,
-            w: float,
-            b: float,
-            mu: float,
-            sigma: float,
-            q1: float = 0.0,
-            q2: float = 0.01,
-            q3: float = 1.0) -> Tensor:
+@partial_label_loss(
+    w=Real(),
+    b=Real(),
+    mu=Real(),
+    sigma=Real(low=0, low_open=True),
+    **ROBUSTNESS)
+def gr_loss(cls_score: Tensor, target: Tensor, w: float, b: float, mu: float,
+            sigma: float, q1: float, q2: float, q3: float) -> Tensor:
     r"""Generalized Robust Loss (functional form).
 
     :func:`gr_loss_with_weights` with
@@ -114,13 +103,9 @@ def gr_loss(cls_score: Tensor,
         q1 (float): See :func:`gr_loss_with_weights`. Defaults to 0.0.
         q2 (float): See :func:`gr_loss_with_weights`. Defaults to 0.01.
         q3 (float): See :func:`gr_loss_with_weights`. Defaults to 1.0.
-        weight (Tensor, optional): ``(N,)`` or ``(N, C)`` weights.
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Defaults to
-            ``'mean'``.
-        avg_factor (float, optional): Divisor for ``'mean'``.
+        weight, reduction, avg_factor: See
+            :func:`~.base.reduce_loss`.
     """
-    if not sigma > 0:
-        raise ValueError(f'sigma must be > 0, got {sigma!r}')
     prob = torch.sigmoid(cls_score.detach())
     k = torch.sigmoid(w * prob + b)
     v = torch.exp(-0.5 * ((prob - mu) / sigma)**2)
@@ -206,9 +191,8 @@ class GRLoss(TrainingProgress, PartialLabelLoss):
         q1 (float): Robustness of the observed-positive term; ``0`` is
             :math:`-\log p` (official code), the paper writes 0.01.
             Defaults to 0.0.
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Defaults to
-            ``'mean'``.
-        loss_weight (float): Multiplier of the loss. Defaults to 1.0.
+        reduction (str), loss_weight (float): See
+            :class:`~.base.PartialLabelLoss`.
 
     Example:
         >>> loss = GRLoss(max_epochs=8)
@@ -217,45 +201,21 @@ class GRLoss(TrainingProgress, PartialLabelLoss):
     """
 
     loss_fn = gr_loss
+    hyperparameters = dict(
+        **hyperparameters_of(gr_loss, 'q2', 'q3'),
+        beta=RealTuple((0, 2, -2, -2), names=('w0', 'wT', 'b0', 'bT')),
+        alpha=RealTuple((0.5, 2, 0.8, 0.5),
+                        names=('mu0', 'sigma0', 'muT', 'sigmaT')),
+        linear_init=Integer(0, low=0),
+        schedule=Choice('official', options=SCHEDULES),
+        max_epochs=Integer(None, low=1, optional=True),
+        q1=ROBUSTNESS['q1'])
 
-    def __init__(self,
-                 q2: float = 0.01,
-                 q3: float = 1.0,
-                 beta: Sequence[float] = (0, 2, -2, -2),
-                 alpha: Sequence[float] = (0.5, 2, 0.8, 0.5),
-                 linear_init: int = 0,
-                 schedule: str = 'official',
-                 max_epochs: Optional[int] = None,
-                 q1: float = 0.0,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0):
-        super().__init__(reduction=reduction, loss_weight=loss_weight)
-        _check_q(q1=q1, q2=q2, q3=q3)
-        if len(beta) != 4:
-            raise ValueError('beta must be (w0, wT, b0, bT), got '
-                             f'{tuple(beta)!r}')
-        if len(alpha) != 4:
-            raise ValueError('alpha must be (mu0, sigma0, muT, sigmaT), got '
-                             f'{tuple(alpha)!r}')
-        if not (alpha[1] > 0 and alpha[3] > 0):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        if not (self.alpha[1] > 0 and self.alpha[3] > 0):
             raise ValueError('the sigmas of alpha (its 2nd and 4th values) '
-                             f'must be > 0, got {tuple(alpha)!r}')
-        if int(linear_init) != linear_init or linear_init < 0:
-            raise ValueError('linear_init must be an integer >= 0, got '
-                             f'{linear_init!r}')
-        if schedule not in SCHEDULES:
-            raise ValueError(f'schedule must be one of {SCHEDULES}, got '
-                             f'{schedule!r}')
-        if max_epochs is not None and (int(max_epochs) != max_epochs
-                                       or max_epochs < 1):
-            raise ValueError('max_epochs must be a positive integer or None, '
-                             f'got {max_epochs!r}')
-        self.q1, self.q2, self.q3 = float(q1), float(q2), float(q3)
-        self.beta = tuple(float(x) for x in beta)
-        self.alpha = tuple(float(x) for x in alpha)
-        self.linear_init = int(linear_init)
-        self.schedule = schedule
-        self.max_epochs = max_epochs
+                             f'must be > 0, got {self.alpha!r}')
 
     def total_epochs(self) -> int:
         """``T``: :meth:`set_epoch`'s ``max_epochs``, else the constructor's
@@ -294,11 +254,3 @@ class GRLoss(TrainingProgress, PartialLabelLoss):
     def loss_kwargs(self) -> Dict:
         return dict(
             q1=self.q1, q2=self.q2, q3=self.q3, **self.current_parameters())
-
-    def extra_repr(self) -> str:
-        # Static hyperparameters only: the schedules need a training epoch.
-        return (f'reduction={self.reduction!r}, '
-                f'loss_weight={self.loss_weight}, q1={self.q1}, '
-                f'q2={self.q2}, q3={self.q3}, beta={self.beta}, '
-                f'alpha={self.alpha}, linear_init={self.linear_init}, '
-                f'schedule={self.schedule!r}, max_epochs={self.max_epochs}')

@@ -1,8 +1,8 @@
-"""OPML loss ("pushing one pair of labels apart each time") and ZLPR.
+"""OPML loss ("pushing one pair of labels apart each time").
 
-OPML: "Pushing One Pair of Labels Apart Each Time in Multi-Label Learning:
-From Single Positive to Full Labels" (no public code). ZLPR: Su et al.,
-"ZLPR: A Novel Loss for Multi-label Classification", 2022.
+"Pushing One Pair of Labels Apart Each Time in Multi-Label Learning: From
+Single Positive to Full Labels" (no public code). Its special case ZLPR is
+in :mod:`.zlpr_loss`.
 """
 import math
 from typing import Dict, Optional
@@ -11,13 +11,12 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import PartialLabelLoss, check_hparam, partial_label_loss
+from .base import PartialLabelLoss, check_reduction, partial_label_loss
+from .hyperparameters import Real, check_hyperparameters, hyperparameters_of
 
-__all__ = ['OPMLLoss', 'ZLPRLoss', 'opml_loss', 'zlpr_loss']
+__all__ = ['OPMLLoss', 'opml_loss']
 
-
-def _check_constant(name: str, value: float) -> float:
-    return check_hparam(name, value, low=0, low_open=True)
+CONSTANT = Real(1.0, low=0, low_open=True)
 
 
 def _log_sum_exp_with_constant(log_constant: float,
@@ -30,14 +29,15 @@ def _log_sum_exp_with_constant(log_constant: float,
     return torch.logsumexp(torch.cat([constant, log_terms], dim=1), dim=1)
 
 
-def _opml_elementwise(cls_score: Tensor,
-                      target: Tensor,
-                      a: float = 1.0,
-                      b: float = 1.0,
-                      element_weight: Optional[Tensor] = None) -> Tensor:
+@partial_label_loss(soft_targets=True, a=CONSTANT, b=CONSTANT)
+def _opml_per_sample(cls_score: Tensor,
+                     target: Tensor,
+                     a: float,
+                     b: float,
+                     element_weight: Optional[Tensor] = None) -> Tensor:
     """Per-sample OPML loss of checked inputs (see :func:`opml_loss`)."""
-    log_a = math.log(_check_constant('a', a))
-    log_b = math.log(_check_constant('b', b))
+    log_a = math.log(a)
+    log_b = math.log(b)
     # Observed negatives (-1) have target 0: entirely negative.
     pos_mass = target.clamp(min=0)
     neg_mass = 1 - pos_mass
@@ -54,8 +54,29 @@ def _opml_elementwise(cls_score: Tensor,
                                        torch.log(neg_mass) + cls_score))
 
 
-_opml_elementwise.soft_targets = True
-_opml_per_sample = partial_label_loss(_opml_elementwise)
+def _opml_compute(cls_score: Tensor,
+                  target: Tensor,
+                  weight: Optional[Tensor] = None,
+                  reduction: str = 'mean',
+                  avg_factor: Optional[float] = None,
+                  **values) -> Tensor:
+    """:func:`opml_loss` with checked hyperparameters: element-wise weights
+    go inside the sums, sample-wise ones to the reduction."""
+    element_weight = None
+    if weight is not None and weight.dim() == 2:
+        if weight.shape != cls_score.shape:
+            raise ValueError('weight must have shape (N,) or '
+                             f'{tuple(cls_score.shape)}, got '
+                             f'{tuple(weight.shape)}')
+        element_weight, weight = weight, None
+    return _opml_per_sample.compute(
+        cls_score,
+        target,
+        weight,
+        reduction,
+        avg_factor,
+        element_weight=element_weight,
+        **values)
 
 
 def opml_loss(cls_score: Tensor,
@@ -65,15 +86,8 @@ def opml_loss(cls_score: Tensor,
               weight: Optional[Tensor] = None,
               reduction: str = 'mean',
               avg_factor: Optional[float] = None) -> Tensor:
-    r"""OPML loss (functional form), one value per sample.
-
-    .. math::
-        L = \log\Big(a + \sum_i t_i e^{-s_i}\Big)
-          + \log\Big(b + \sum_i (1 - t_i) e^{s_i}\Big),
-
-    with logits :math:`s` and targets :math:`t_i = 1` for observed
-    positives, 0 for unannotated labels and observed negatives, or a soft
-    target in ``[0, 1]`` (observed negatives ``-1`` count as 0).
+    """OPML loss, functional form, one value per sample: the formula
+    (tri-state or soft targets) and the constants are :class:`OPMLLoss`'s.
 
     Args:
         cls_score (Tensor): Logits ``(N, C)``.
@@ -89,43 +103,15 @@ def opml_loss(cls_score: Tensor,
             ``'sum'``. Defaults to ``'mean'``.
         avg_factor (float, optional): Divisor for ``'mean'``.
     """
-    element_weight = None
-    if weight is not None and weight.dim() == 2:
-        if weight.shape != cls_score.shape:
-            raise ValueError('weight must have shape (N,) or '
-                             f'{tuple(cls_score.shape)}, got '
-                             f'{tuple(weight.shape)}')
-        element_weight, weight = weight, None
-    return _opml_per_sample(
-        cls_score,
-        target,
-        a,
-        b,
-        element_weight=element_weight,
-        weight=weight,
-        reduction=reduction,
-        avg_factor=avg_factor)
+    check_reduction(reduction)
+    values = check_hyperparameters(opml_loss.hyperparameters, dict(a=a, b=b),
+                                   'opml_loss')
+    return _opml_compute(cls_score, target, weight, reduction, avg_factor,
+                         **values)
 
 
-def zlpr_loss(cls_score: Tensor,
-              target: Tensor,
-              weight: Optional[Tensor] = None,
-              reduction: str = 'mean',
-              avg_factor: Optional[float] = None) -> Tensor:
-    r"""ZLPR loss (functional form): :func:`opml_loss` with ``a = b = 1``,
-
-    .. math::
-        L = \log\Big(1 + \sum_{i \in P} e^{-s_i}\Big)
-          + \log\Big(1 + \sum_{j \notin P} e^{s_j}\Big).
-    """
-    return opml_loss(
-        cls_score,
-        target,
-        1.0,
-        1.0,
-        weight=weight,
-        reduction=reduction,
-        avg_factor=avg_factor)
+opml_loss.hyperparameters = _opml_per_sample.hyperparameters
+opml_loss.compute = _opml_compute
 
 
 @MODELS.register_module()
@@ -179,9 +165,8 @@ class OPMLLoss(PartialLabelLoss):
         neg_margin (float, optional): :math:`m^-`, sets
             ``b = exp(neg_margin)`` (then leave ``b`` at 1). Defaults to
             None.
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Defaults to
-            ``'mean'``.
-        loss_weight (float): Multiplier of the loss. Defaults to 1.0.
+        reduction (str), loss_weight (float): See
+            :class:`~.base.PartialLabelLoss`.
 
     Example:
         >>> loss = OPMLLoss(pos_margin=1.0, neg_margin=-1.0)
@@ -189,54 +174,25 @@ class OPMLLoss(PartialLabelLoss):
     """
 
     loss_fn = opml_loss
+    hyperparameters = dict(
+        **hyperparameters_of(opml_loss),
+        pos_margin=Real(None, optional=True),
+        neg_margin=Real(None, optional=True))
 
-    def __init__(self,
-                 a: float = 1.0,
-                 b: float = 1.0,
-                 pos_margin: Optional[float] = None,
-                 neg_margin: Optional[float] = None,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0):
-        super().__init__(reduction=reduction, loss_weight=loss_weight)
-        self.a = self._constant('a', a, 'pos_margin', pos_margin, -1)
-        self.b = self._constant('b', b, 'neg_margin', neg_margin, 1)
-
-    @staticmethod
-    def _constant(name: str, value: float, margin_name: str,
-                  margin: Optional[float], sign: int) -> float:
-        if margin is None:
-            return _check_constant(name, value)
-        if value != 1.0:
-            raise ValueError(f'give either {name} or {margin_name}, got '
-                             f'{name}={value!r} and '
-                             f'{margin_name}={margin!r}')
-        if not (isinstance(margin, (int, float)) and math.isfinite(margin)):
-            raise ValueError(f'{margin_name} must be a finite number, got '
-                             f'{margin!r}')
-        return _check_constant(name, math.exp(sign * margin))
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        # The margins are another spelling of the constants.
+        for name, margin_name, sign in (('a', 'pos_margin', -1),
+                                        ('b', 'neg_margin', 1)):
+            margin = getattr(self, margin_name)
+            if margin is None:
+                continue
+            if getattr(self, name) != 1.0:
+                raise ValueError(f'give either {name} or {margin_name}, got '
+                                 f'{name}={getattr(self, name)!r} and '
+                                 f'{margin_name}={margin!r}')
+            setattr(self, name, CONSTANT.validate(name,
+                                                  math.exp(sign * margin)))
 
     def loss_kwargs(self) -> Dict:
         return dict(a=self.a, b=self.b)
-
-
-@MODELS.register_module()
-class ZLPRLoss(OPMLLoss):
-    r"""ZLPR loss of Su et al. (2022): :class:`OPMLLoss` with
-    ``a = b = 1``,
-
-    .. math::
-        L = \log\Big(1 + \sum_{i \in P} e^{-s_i}\Big)
-          + \log\Big(1 + \sum_{j \notin P} e^{s_j}\Big),
-
-    per sample, with the same handling of unannotated labels, observed
-    negatives, soft targets and weights.
-
-    Args:
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Defaults to
-            ``'mean'``.
-        loss_weight (float): Multiplier of the loss. Defaults to 1.0.
-    """
-
-    def __init__(self, reduction: str = 'mean', loss_weight: float = 1.0):
-        super().__init__(
-            a=1.0, b=1.0, reduction=reduction, loss_weight=loss_weight)

@@ -1,48 +1,25 @@
 """Entropy minimisation on unannotated labels (EntMin)."""
-from typing import Dict, Optional
-
 import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import (POSITIVE, UNKNOWN, PartialLabelLoss, check_hparam,
-                   partial_label_loss)
+from .base import POSITIVE, UNKNOWN, PartialLabelLoss, partial_label_loss
+from .hyperparameters import Real, hyperparameters_of
 from .terms import binary_entropy, negative_term, positive_term
 
 __all__ = ['entmin_loss', 'EntMinLoss']
 
 
-def _check_alpha(alpha: Optional[float]) -> float:
-    if alpha is None:
-        raise ValueError(
-            'alpha is required: the weight of the entropy term (Zhou et al. '
-            'selected 0.01 VOC, 0.9 COCO, 0.4 NUS-WIDE, 0.4 CUB)')
-    return check_hparam('alpha', alpha, low=0)
-
-
-@partial_label_loss
+@partial_label_loss(
+    alpha=Real(
+        low=0,
+        hint='the weight of the entropy term (Zhou et al. selected 0.01 VOC, '
+        '0.9 COCO, 0.4 NUS-WIDE, 0.4 CUB)'))
 def entmin_loss(cls_score: Tensor, target: Tensor, alpha: float) -> Tensor:
-    r"""Log-loss on observed labels, entropy on unannotated ones.
-
-    .. math::
-        \ell = \begin{cases} -\log p & t = 1 \\ \alpha H(p) & t = 0 \\
-        -\log(1 - p) & t = -1 \end{cases}, \qquad
-        H(p) = -p \log p - (1 - p) \log(1 - p).
-
-    Args:
-        cls_score (Tensor): Logits ``(N, C)``.
-        target (Tensor): Tri-state target ``(N, C)`` or indices ``(N,)``.
-        alpha (float): Weight :math:`\alpha \ge 0` of the entropy.
-        weight (Tensor, optional): ``(N,)`` or ``(N, C)`` weights.
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Defaults to
-            ``'mean'``.
-        avg_factor (float, optional): Divisor for ``'mean'``.
-
-    Returns:
-        Tensor: The reduced loss, or the ``(N, C)`` matrix with
-        ``reduction='none'``.
-    """
-    alpha = _check_alpha(alpha)
+    """Entropy minimisation, functional form: the formula and the
+    arguments are :class:`EntMinLoss`'s (``alpha`` is required), plus
+    ``weight``, ``reduction`` and ``avg_factor`` as in MMPretrain's
+    losses."""
     return torch.where(
         target == POSITIVE, positive_term(cls_score),
         torch.where(target == UNKNOWN, alpha * binary_entropy(cls_score),
@@ -78,19 +55,9 @@ class EntMinLoss(PartialLabelLoss):
 
     Args:
         alpha (float): Weight :math:`\alpha \ge 0` of the entropy. Required.
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Defaults to
-            ``'mean'``.
-        loss_weight (float): Multiplier of the loss. Defaults to 1.0.
+        reduction (str), loss_weight (float): See
+            :class:`~.base.PartialLabelLoss`.
     """
 
     loss_fn = entmin_loss
-
-    def __init__(self,
-                 alpha: Optional[float] = None,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0):
-        super().__init__(reduction=reduction, loss_weight=loss_weight)
-        self.alpha = _check_alpha(alpha)
-
-    def loss_kwargs(self) -> Dict:
-        return dict(alpha=self.alpha)
+    hyperparameters = hyperparameters_of(entmin_loss)

@@ -3,47 +3,22 @@
 Zhou et al., "Acknowledging the Unknown for Multi-label Learning with Single
 Positive Labels", ECCV 2022 (official code: SPML-AckTheUnknown).
 """
-from typing import Dict
-
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import PartialLabelLoss, check_hparam, partial_label_loss
+from .base import PartialLabelLoss, partial_label_loss
+from .hyperparameters import Real, hyperparameters_of
 from .terms import (binary_entropy, negative_term, positive_term,
                     select_by_state)
 
 __all__ = ['EMLoss', 'em_loss']
 
 
-def _check_alpha(alpha: float) -> float:
-    return check_hparam('alpha', alpha, low=0)
-
-
-@partial_label_loss
-def em_loss(cls_score: Tensor, target: Tensor, alpha: float = 0.1) -> Tensor:
-    r"""Entropy-maximisation loss (functional form).
-
-    .. math::
-        \ell = \begin{cases}
-        -\log p & t = 1,\\
-        -\alpha\,H(p) & t = 0,\\
-        -\log(1 - p) & t = -1,
-        \end{cases}
-        \qquad H(p) = -p\log p - (1 - p)\log(1 - p).
-
-    Args:
-        cls_score (Tensor): Logits ``(N, C)``.
-        target (Tensor): Tri-state ``(N, C)`` target or ``(N,)`` indices.
-        alpha (float): Strength of the entropy maximisation, ``>= 0``.
-            Defaults to 0.1.
-        weight (Tensor, optional): ``(N,)`` or ``(N, C)`` weights.
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Defaults to
-            ``'mean'``.
-        avg_factor (float, optional): Divisor for ``'mean'``.
-    """
-    alpha = _check_alpha(alpha)
-    # One term per label state; APL's pseudo-negatives would be a fourth
-    # state with its own soft-target term (``terms.soft_bce``).
+@partial_label_loss(alpha=Real(0.1, low=0))
+def em_loss(cls_score: Tensor, target: Tensor, alpha: float) -> Tensor:
+    """Entropy-maximisation loss, functional form: the formula, the
+    arguments and their defaults are :class:`EMLoss`'s, plus ``weight``,
+    ``reduction`` and ``avg_factor`` as in MMPretrain's losses."""
     positive = positive_term(cls_score)
     unannotated = -alpha * binary_entropy(cls_score)
     negative = negative_term(cls_score)
@@ -91,23 +66,15 @@ class EMLoss(PartialLabelLoss):
     Args:
         alpha (float): Strength of the entropy maximisation, ``>= 0``.
             Defaults to 0.1.
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Defaults to
-            ``'mean'``.
-        loss_weight (float): Multiplier of the loss. Defaults to 1.0.
+        reduction (str), loss_weight (float): See
+            :class:`~.base.PartialLabelLoss`.
 
     Example:
+        >>> import torch
+        >>> from mmlml.models.losses import EMLoss
         >>> loss = EMLoss(alpha=0.2)
         >>> value = loss(torch.randn(2, 5), torch.tensor([1, 3]))
     """
 
     loss_fn = em_loss
-
-    def __init__(self,
-                 alpha: float = 0.1,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0):
-        super().__init__(reduction=reduction, loss_weight=loss_weight)
-        self.alpha = _check_alpha(alpha)
-
-    def loss_kwargs(self) -> Dict:
-        return dict(alpha=self.alpha)
+    hyperparameters = hyperparameters_of(em_loss)

@@ -1,27 +1,21 @@
 """Expected positive regularisation (EPR), Cole et al., CVPR 2021."""
-from typing import Dict, Optional
-
 import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import (NEGATIVE, POSITIVE, PartialLabelLoss, check_hparam,
-                   partial_label_loss)
+from .base import NEGATIVE, POSITIVE, PartialLabelLoss, partial_label_loss
+from .hyperparameters import Real, hyperparameters_of
 from .terms import negative_term, positive_term
 
 __all__ = ['epr_loss', 'EPRLoss']
 
 
-def _check_expected_positives(expected_positives: Optional[float]) -> float:
-    if expected_positives is None:
-        raise ValueError(
-            'expected_positives is required: the mean number of positive '
-            'labels per image in the fully labelled training set (Cole et '
-            'al.: 1.5 VOC, 2.9 COCO, 1.9 NUS-WIDE, 31.4 CUB)')
-    return check_hparam('expected_positives', expected_positives, low=0)
-
-
-@partial_label_loss
+@partial_label_loss(
+    expected_positives=Real(
+        low=0,
+        hint='the mean number of positive labels per image in the fully '
+        'labelled training set (Cole et al.: 1.5 VOC, 2.9 COCO, 1.9 '
+        'NUS-WIDE, 31.4 CUB)'))
 def epr_loss(cls_score: Tensor, target: Tensor,
              expected_positives: float) -> Tensor:
     r"""Observed labels' log-loss plus the expected positive regulariser.
@@ -44,20 +38,13 @@ def epr_loss(cls_score: Tensor, target: Tensor,
         target (Tensor): Tri-state target ``(N, C)`` or indices ``(N,)``.
         expected_positives (float): :math:`k`, the expected number of
             positives per image, in ``[0, C]``.
-        weight (Tensor, optional): ``(N,)`` or ``(N, C)`` weights.
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Defaults to
-            ``'mean'``.
-        avg_factor (float, optional): Divisor for ``'mean'``.
-
-    Returns:
-        Tensor: The reduced loss, or the ``(N, C)`` matrix with
-        ``reduction='none'``.
+        weight, reduction, avg_factor: See
+            :func:`~.base.reduce_loss`.
     """
-    expected = _check_expected_positives(expected_positives)
     num_samples, num_classes = cls_score.shape
-    if expected > num_classes:
-        raise ValueError(f'expected_positives ({expected}) exceeds the '
-                         f'number of classes ({num_classes})')
+    if expected_positives > num_classes:
+        raise ValueError(f'expected_positives ({expected_positives}) '
+                         f'exceeds the number of classes ({num_classes})')
     zero = cls_score.new_zeros(())
     observed = torch.where(
         target == POSITIVE, positive_term(cls_score),
@@ -65,7 +52,8 @@ def epr_loss(cls_score: Tensor, target: Tensor,
     if num_samples == 0:
         return observed
     batch_positives = torch.sigmoid(cls_score).sum(dim=1).mean()
-    regulariser = (batch_positives - expected).pow(2) / num_classes**2
+    regulariser = (batch_positives -
+                   expected_positives).pow(2) / num_classes**2
     return observed + regulariser
 
 
@@ -98,20 +86,9 @@ class EPRLoss(PartialLabelLoss):
         expected_positives (float): :math:`k`, the mean number of positives
             per image of the fully labelled training set (1.5 VOC, 2.9 COCO,
             1.9 NUS-WIDE, 31.4 CUB). Required.
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Defaults to
-            ``'mean'``.
-        loss_weight (float): Multiplier of the loss. Defaults to 1.0.
+        reduction (str), loss_weight (float): See
+            :class:`~.base.PartialLabelLoss`.
     """
 
     loss_fn = epr_loss
-
-    def __init__(self,
-                 expected_positives: Optional[float] = None,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0):
-        super().__init__(reduction=reduction, loss_weight=loss_weight)
-        self.expected_positives = _check_expected_positives(
-            expected_positives)
-
-    def loss_kwargs(self) -> Dict:
-        return dict(expected_positives=self.expected_positives)
+    hyperparameters = hyperparameters_of(epr_loss)

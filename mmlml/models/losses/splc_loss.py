@@ -5,14 +5,15 @@ Zhang, Y., Cheng, Y., Huang, X., Wen, F., Feng, R., Li, Y. and Guo, Y.
 Labels" (eq. 10). Official code:
 https://github.com/xinyu1205/robust-loss-mlml.
 """
-from typing import Dict, Optional
+from typing import Dict
 
 import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
 from .base import (POSITIVE, UNKNOWN, PartialLabelLoss, TrainingProgress,
-                   check_hparam, partial_label_loss)
+                   partial_label_loss)
+from .hyperparameters import Flag, Integer, Real, hyperparameters_of
 from .terms import negative_term, positive_term
 
 __all__ = [
@@ -31,81 +32,52 @@ SPLC_BASES: Dict[str, Dict[str, float]] = {
     'asl': dict(margin=0.0, gamma_pos=0.0, gamma_neg=4.0, clip=0.05),
 }
 
-
-def _check_tau(tau: float) -> float:
-    return check_hparam('tau', tau, low=0, high=1)
+TAU = Real(0.6, low=0, high=1)
 
 
-def splc_pseudo_positives(cls_score: Tensor, target: Tensor,
+def splc_pseudo_positives(cls_score: Tensor,
+                          target: Tensor,
                           tau: float = 0.6) -> Tensor:
     """SPLC's decision (also LASD's disambiguation): the unannotated labels
     (0) whose probability ``sigmoid(cls_score)`` exceeds ``tau`` (strictly),
     as a bool ``(N, C)`` mask. Observed labels are never selected.
 
     The decision is made without gradient. ``cls_score`` and ``target`` are
-    dense ``(N, C)`` tensors (after :func:`~.base.prepare_inputs`).
+    dense ``(N, C)`` tensors (after :func:`~.base.prepare_inputs`); ``tau``
+    is a checked threshold in ``[0, 1]``.
     """
-    _check_tau(tau)
     return (target == UNKNOWN) & (torch.sigmoid(cls_score.detach()) > tau)
 
 
-def splc_corrected_target(cls_score: Tensor, target: Tensor,
+def splc_corrected_target(cls_score: Tensor,
+                          target: Tensor,
                           tau: float = 0.6) -> Tensor:
     """The target after SPLC's correction: the
     :func:`splc_pseudo_positives` become positives (1); everything else is
     unchanged."""
+    tau = TAU.validate('tau', tau)
     pseudo = splc_pseudo_positives(cls_score, target, tau)
     return torch.where(pseudo, torch.ones_like(target), target)
 
 
-@partial_label_loss
-def splc_loss(cls_score: Tensor,
-              target: Tensor,
-              tau: float = 0.6,
-              margin: float = 1.0,
-              gamma_pos: float = 2.0,
-              gamma_neg: float = 2.0,
-              clip: float = 0.0,
-              correct: bool = True,
-              pseudo_margin: bool = False,
-              detach_focal_weight: bool = False) -> Tensor:
-    r"""SPLC, functional form (see :class:`SPLCLoss`). The defaults are the
-    official Focal margin + SPLC with the correction on.
-
-    Args:
-        cls_score (Tensor): Logits ``(N, C)``.
-        target (Tensor): Tri-state target ``(N, C)`` or class indices
-            ``(N,)``.
-        tau (float): Threshold :math:`\tau \in [0, 1]`. Defaults to 0.6.
-        margin (float): Logit margin of observed positives. Defaults to 1.0.
-        gamma_pos (float): Focusing parameter of the positive term.
-            Defaults to 2.0.
-        gamma_neg (float): Focusing parameter of the negative term.
-            Defaults to 2.0.
-        clip (float): Probability shift of the negative term, in
-            ``[0, 1)``. Defaults to 0.0.
-        correct (bool): Apply the correction (``False`` before the start
-            epoch). Defaults to True.
-        pseudo_margin (bool): Apply the margin to pseudo-positives too (the
-            paper's form) instead of only to observed positives (the
-            official code's). Defaults to False.
-        detach_focal_weight (bool): Treat the focal weights as constants in
-            the backward pass. Defaults to False.
-        weight (Tensor, optional): ``(N,)`` or ``(N, C)`` weights.
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
-            Defaults to ``'mean'``.
-        avg_factor (float, optional): Divisor of the sum for ``'mean'``.
-
-    Returns:
-        Tensor: The reduced loss, or the ``(N, C)`` matrix for ``'none'``.
-    """
-    _check_tau(tau)
-    check_hparam('margin', margin, low=0)
-    check_hparam('gamma_pos', gamma_pos, low=0)
-    check_hparam('gamma_neg', gamma_neg, low=0)
-    check_hparam('clip', clip, low=0, high=1, high_open=True)
-    loss_pos = positive_term(cls_score, gamma_pos, margin,
-                             detach_focal_weight)
+@partial_label_loss(
+    tau=TAU,
+    margin=Real(1.0, low=0),
+    gamma_pos=Real(2.0, low=0),
+    gamma_neg=Real(2.0, low=0),
+    clip=Real(0.0, low=0, high=1, high_open=True),
+    correct=Flag(True),
+    pseudo_margin=Flag(False),
+    detach_focal_weight=Flag(False))
+def splc_loss(cls_score: Tensor, target: Tensor, tau: float, margin: float,
+              gamma_pos: float, gamma_neg: float, clip: float, correct: bool,
+              pseudo_margin: bool, detach_focal_weight: bool) -> Tensor:
+    """SPLC, functional form (see :class:`SPLCLoss` for the formula). The
+    defaults are the official Focal margin + SPLC with the correction on;
+    ``correct=False`` is the base loss (before the start epoch), and
+    ``weight``, ``reduction``, ``avg_factor`` are as in MMPretrain's
+    losses. The other arguments are :class:`SPLCLoss`'s."""
+    loss_pos = positive_term(cls_score, gamma_pos, margin, detach_focal_weight)
     loss_neg = negative_term(cls_score, gamma_neg, clip, detach_focal_weight)
     loss = torch.where(target == POSITIVE, loss_pos, loss_neg)
     if not correct:
@@ -199,14 +171,8 @@ class SPLCLoss(TrainingProgress, PartialLabelLoss):
         detach_focal_weight (bool): Treat the focal weights as constants in
             the backward pass (as ASL's official configuration does).
             Defaults to False.
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
-            Defaults to ``'mean'``.
-        loss_weight (float): Multiplier of the loss. Defaults to 1.0.
-
-    Shape:
-        - cls_score: ``(N, C)`` logits.
-        - target: ``(N, C)`` in {-1, 0, 1}, or ``(N,)`` class indices.
-        - output: scalar, or ``(N, C)`` with ``reduction='none'``.
+        reduction (str), loss_weight (float): See
+            :class:`~.base.PartialLabelLoss`.
 
     Example:
         >>> import torch
@@ -218,59 +184,35 @@ class SPLCLoss(TrainingProgress, PartialLabelLoss):
     """
 
     loss_fn = splc_loss
+    hyperparameters = dict(
+        tau=TAU,
+        change_epoch=Integer(1, low=0),
+        margin=splc_loss.hyperparameters['margin'],
+        gamma=Real(2.0, low=0),
+        gamma_pos=Real(None, low=0, optional=True),
+        gamma_neg=Real(None, low=0, optional=True),
+        **hyperparameters_of(splc_loss, 'clip', 'pseudo_margin',
+                             'detach_focal_weight'))
 
-    def __init__(self,
-                 tau: float = 0.6,
-                 change_epoch: int = 1,
-                 margin: float = 1.0,
-                 gamma: float = 2.0,
-                 gamma_pos: Optional[float] = None,
-                 gamma_neg: Optional[float] = None,
-                 clip: float = 0.0,
-                 pseudo_margin: bool = False,
-                 detach_focal_weight: bool = False,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0):
-        super().__init__(reduction=reduction, loss_weight=loss_weight)
-        if (isinstance(change_epoch, bool) or not isinstance(change_epoch, int)
-                or change_epoch < 0):
-            raise ValueError('change_epoch must be an integer >= 0, got '
-                             f'{change_epoch!r}')
-        check_hparam('gamma', gamma, low=0)
-        self.tau = _check_tau(tau)
-        self.change_epoch = change_epoch
-        self.margin = check_hparam('margin', margin, low=0)
-        self.gamma_pos = check_hparam(
-            'gamma_pos', gamma if gamma_pos is None else gamma_pos, low=0)
-        self.gamma_neg = check_hparam(
-            'gamma_neg', gamma if gamma_neg is None else gamma_neg, low=0)
-        self.clip = check_hparam('clip', clip, low=0, high=1, high_open=True)
-        self.pseudo_margin = bool(pseudo_margin)
-        self.detach_focal_weight = bool(detach_focal_weight)
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        # ``gamma`` is the default of both focusing parameters.
+        for name in ('gamma_pos', 'gamma_neg'):
+            if getattr(self, name) is None:
+                setattr(self, name, self.gamma)
 
     def correcting(self) -> bool:
         """Whether the correction is on at the current epoch."""
         return (self.change_epoch == 0
                 or self.current_epoch() >= self.change_epoch)
 
-    def hyperparameters(self) -> Dict:
-        """The epoch-independent arguments of :func:`splc_loss`."""
+    def loss_kwargs(self) -> Dict:
         return dict(
             tau=self.tau,
             margin=self.margin,
             gamma_pos=self.gamma_pos,
             gamma_neg=self.gamma_neg,
             clip=self.clip,
+            correct=self.correcting(),
             pseudo_margin=self.pseudo_margin,
             detach_focal_weight=self.detach_focal_weight)
-
-    def loss_kwargs(self) -> Dict:
-        return dict(self.hyperparameters(), correct=self.correcting())
-
-    def extra_repr(self) -> str:
-        # Not loss_kwargs(): printing the module must not need an epoch.
-        return (f'reduction={self.reduction!r}, '
-                f'loss_weight={self.loss_weight}, '
-                f'change_epoch={self.change_epoch}' +
-                ''.join(f', {k}={v!r}'
-                        for k, v in self.hyperparameters().items()))

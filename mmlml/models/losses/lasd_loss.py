@@ -4,15 +4,15 @@
 with One-Positive Annotations" (anonymous authors, paper under double-blind
 review; eq. 6, Theorem 5.4). No code was published.
 """
-from typing import Dict, Optional, Union
+from typing import Optional, Union
 
 import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import (NEGATIVE, POSITIVE, PartialLabelLoss, check_hparam,
-                   partial_label_loss)
-from .splc import splc_pseudo_positives
+from .base import NEGATIVE, POSITIVE, PartialLabelLoss, partial_label_loss
+from .hyperparameters import Real, check_hparam, hyperparameters_of
+from .splc_loss import splc_pseudo_positives
 from .terms import negative_term, positive_term
 
 __all__ = ['lasd_lambda_neg', 'lasd_loss', 'LASDLoss']
@@ -37,8 +37,8 @@ def lasd_lambda_neg(lambda_pos: float, num_positives: Union[float, Tensor],
     check_hparam('lambda_pos', lambda_pos, low=0)
     if isinstance(num_positives, Tensor):
         count = num_positives.clamp(min=1, max=max(num_classes - 1, 1))
-        return (1 + lambda_pos * (count - 1)) / (num_classes - count).clamp(
-            min=1)
+        return (1 + lambda_pos *
+                (count - 1)) / (num_classes - count).clamp(min=1)
     check_hparam('expected_positives', num_positives, low=1)
     if num_positives >= num_classes:
         raise ValueError('expected_positives must be smaller than the '
@@ -48,65 +48,32 @@ def lasd_lambda_neg(lambda_pos: float, num_positives: Union[float, Tensor],
         num_classes - num_positives)
 
 
-def _check_lasd(lambda_pos: float, lambda_neg: Optional[float],
-                expected_positives: Optional[float], tau: float,
-                gamma_pos: float, gamma_neg: float,
-                observed_negative_weight: Optional[float]) -> None:
-    check_hparam('lambda_pos', lambda_pos, low=0)
-    if lambda_neg is not None:
-        check_hparam('lambda_neg', lambda_neg, low=0)
-        if expected_positives is not None:
-            raise ValueError(
-                'give lambda_neg or expected_positives (from which '
-                'lambda_neg is computed), not both; got lambda_neg='
-                f'{lambda_neg!r}, expected_positives={expected_positives!r}')
-    if expected_positives is not None:
-        check_hparam('expected_positives', expected_positives, low=1)
-    check_hparam('tau', tau, low=0, high=1)
-    check_hparam('gamma_pos', gamma_pos, low=0)
-    check_hparam('gamma_neg', gamma_neg, low=0)
-    if observed_negative_weight is not None:
-        check_hparam(
-            'observed_negative_weight', observed_negative_weight, low=0)
+def _check_leverage(lambda_neg: Optional[float],
+                    expected_positives: Optional[float]) -> None:
+    """``lambda_neg`` is given or computed from ``expected_positives``."""
+    if lambda_neg is not None and expected_positives is not None:
+        raise ValueError(
+            'give lambda_neg or expected_positives (from which lambda_neg '
+            f'is computed), not both; got lambda_neg={lambda_neg!r}, '
+            f'expected_positives={expected_positives!r}')
 
 
-@partial_label_loss
-def lasd_loss(cls_score: Tensor,
-              target: Tensor,
-              lambda_pos: float = 0.1,
-              lambda_neg: Optional[float] = None,
-              expected_positives: Optional[float] = None,
-              tau: float = 0.9,
-              gamma_pos: float = 0.0,
-              gamma_neg: float = 4.0,
-              observed_negative_weight: Optional[float] = None) -> Tensor:
-    r"""LASD, functional form (see :class:`LASDLoss`).
-
-    Args:
-        cls_score (Tensor): Logits ``(N, C)``.
-        target (Tensor): Tri-state target ``(N, C)`` or class indices
-            ``(N,)``.
-        lambda_pos (float): :math:`\lambda_+ \ge 0`. Defaults to 0.1.
-        lambda_neg (float, optional): :math:`\lambda_- \ge 0`; None computes
-            it with :func:`lasd_lambda_neg`. Defaults to None.
-        expected_positives (float, optional): :math:`|y|` for
-            :func:`lasd_lambda_neg`; None uses each sample's number of
-            observed positives. Defaults to None.
-        tau (float): Threshold :math:`\tau \in [0, 1]`. Defaults to 0.9.
-        gamma_pos (float): :math:`\gamma_+ \ge 0`. Defaults to 0.0.
-        gamma_neg (float): :math:`\gamma_- \ge 0`. Defaults to 4.0.
-        observed_negative_weight (float, optional): Weight of the observed
-            negatives' term; None uses :math:`\lambda_-`. Defaults to None.
-        weight (Tensor, optional): ``(N,)`` or ``(N, C)`` weights.
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
-            Defaults to ``'mean'``.
-        avg_factor (float, optional): Divisor of the sum for ``'mean'``.
-
-    Returns:
-        Tensor: The reduced loss, or the ``(N, C)`` matrix for ``'none'``.
-    """
-    _check_lasd(lambda_pos, lambda_neg, expected_positives, tau, gamma_pos,
-                gamma_neg, observed_negative_weight)
+@partial_label_loss(
+    lambda_pos=Real(0.1, low=0),
+    lambda_neg=Real(None, low=0, optional=True),
+    expected_positives=Real(None, low=1, optional=True),
+    tau=Real(0.9, low=0, high=1),
+    gamma_pos=Real(0.0, low=0),
+    gamma_neg=Real(4.0, low=0),
+    observed_negative_weight=Real(None, low=0, optional=True))
+def lasd_loss(cls_score: Tensor, target: Tensor, lambda_pos: float,
+              lambda_neg: Optional[float], expected_positives: Optional[float],
+              tau: float, gamma_pos: float, gamma_neg: float,
+              observed_negative_weight: Optional[float]) -> Tensor:
+    """LASD, functional form: the formula, the arguments and their defaults
+    are :class:`LASDLoss`'s, plus ``weight``, ``reduction`` and
+    ``avg_factor`` as in MMPretrain's losses."""
+    _check_leverage(lambda_neg, expected_positives)
     if lambda_neg is None:
         num_positives = expected_positives
         if num_positives is None:
@@ -119,8 +86,8 @@ def lasd_loss(cls_score: Tensor,
         neg_weight = torch.where(
             target == NEGATIVE,
             torch.full_like(target, observed_negative_weight),
-            torch.as_tensor(lambda_neg, dtype=target.dtype,
-                            device=target.device))
+            torch.as_tensor(
+                lambda_neg, dtype=target.dtype, device=target.device))
     loss_pos = positive_term(cls_score, gamma_pos)
     loss_neg = neg_weight * negative_term(cls_score, gamma_neg)
     pseudo = splc_pseudo_positives(cls_score, target, tau)
@@ -163,7 +130,9 @@ class LASDLoss(PartialLabelLoss):
     :math:`\lambda_- = 1/(K - 1)`, WAN's weight, whatever :math:`\lambda_+`.
 
     Special cases: :math:`\lambda_+ = \lambda_- = 1` is SPLC without margin
-    (``SPLCLoss(base='asl', clip=0)`` after its start epoch); with also
+    on the ASL base without probability shift
+    (``SPLCLoss(margin=0, gamma_pos=0, gamma_neg=4, clip=0)`` after its
+    start epoch); with also
     :math:`\tau = 1` it is ASL without probability shift; :math:`\tau = 1,
     \gamma_\pm = 0` is WAN with negative weight :math:`\lambda_-` (and BCE,
     AN, for :math:`\lambda_- = 1`).
@@ -182,7 +151,7 @@ class LASDLoss(PartialLabelLoss):
         :math:`\alpha \Phi(x)`, the squared distances between the
         predictions for an image and two random augmentations of it
         (eq. 7-8). It needs several views of each image and so is not part
-        of this loss; mmlml's multi-view classifier adds it.
+        of this loss; it is not available in mmlml yet.
 
     Note:
         Scale: eq. 6 sums over the classes of an image; there is no official
@@ -215,14 +184,8 @@ class LASDLoss(PartialLabelLoss):
             Defaults to 4.0.
         observed_negative_weight (float, optional): Weight of the observed
             negatives' term. Defaults to None (:math:`\lambda_-`).
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
-            Defaults to ``'mean'``.
-        loss_weight (float): Multiplier of the loss. Defaults to 1.0.
-
-    Shape:
-        - cls_score: ``(N, C)`` logits.
-        - target: ``(N, C)`` in {-1, 0, 1}, or ``(N,)`` class indices.
-        - output: scalar, or ``(N, C)`` with ``reduction='none'``.
+        reduction (str), loss_weight (float): See
+            :class:`~.base.PartialLabelLoss`.
 
     Example:
         >>> import torch
@@ -234,37 +197,8 @@ class LASDLoss(PartialLabelLoss):
     """
 
     loss_fn = lasd_loss
+    hyperparameters = hyperparameters_of(lasd_loss)
 
-    def __init__(self,
-                 lambda_pos: float = 0.1,
-                 lambda_neg: Optional[float] = None,
-                 expected_positives: Optional[float] = None,
-                 tau: float = 0.9,
-                 gamma_pos: float = 0.0,
-                 gamma_neg: float = 4.0,
-                 observed_negative_weight: Optional[float] = None,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0):
-        super().__init__(reduction=reduction, loss_weight=loss_weight)
-        _check_lasd(lambda_pos, lambda_neg, expected_positives, tau,
-                    gamma_pos, gamma_neg, observed_negative_weight)
-        self.lambda_pos = float(lambda_pos)
-        self.lambda_neg = None if lambda_neg is None else float(lambda_neg)
-        self.expected_positives = (None if expected_positives is None else
-                                   float(expected_positives))
-        self.tau = float(tau)
-        self.gamma_pos = float(gamma_pos)
-        self.gamma_neg = float(gamma_neg)
-        self.observed_negative_weight = (
-            None if observed_negative_weight is None else
-            float(observed_negative_weight))
-
-    def loss_kwargs(self) -> Dict:
-        return dict(
-            lambda_pos=self.lambda_pos,
-            lambda_neg=self.lambda_neg,
-            expected_positives=self.expected_positives,
-            tau=self.tau,
-            gamma_pos=self.gamma_pos,
-            gamma_neg=self.gamma_neg,
-            observed_negative_weight=self.observed_negative_weight)
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        _check_leverage(self.lambda_neg, self.expected_positives)

@@ -8,13 +8,12 @@ import torch.nn as nn
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import check_hparam, check_reduction, prepare_inputs
+from .base import check_reduction, prepare_inputs
+from .hyperparameters import Real, check_hparam
 
 __all__ = ['HighRankRegularizer', 'high_rank_loss']
 
-
-def _check_eps(eps: float) -> float:
-    return check_hparam('eps', eps, low=0, low_open=True)
+EPS = Real(1e-3, low=0, low_open=True)
 
 
 def high_rank_loss(cls_score: Tensor, eps: float = 1e-3) -> Tensor:
@@ -39,7 +38,7 @@ def high_rank_loss(cls_score: Tensor, eps: float = 1e-3) -> Tensor:
     Returns:
         Tensor: A scalar.
     """
-    eps = _check_eps(eps)
+    eps = EPS.validate('eps', eps)
     if not isinstance(cls_score, Tensor) or not cls_score.is_floating_point():
         raise TypeError('cls_score must be a floating-point tensor of '
                         'logits')
@@ -47,8 +46,9 @@ def high_rank_loss(cls_score: Tensor, eps: float = 1e-3) -> Tensor:
         raise ValueError('cls_score must have shape (N, C), got '
                          f'{tuple(cls_score.shape)}')
     num_samples, num_classes = cls_score.shape
-    out_dtype = (cls_score.dtype if cls_score.dtype
-                 in (torch.float32, torch.float64) else torch.float32)
+    out_dtype = (
+        cls_score.dtype if cls_score.dtype in (torch.float32, torch.float64)
+        else torch.float32)
     with torch.autocast(device_type=cls_score.device.type, enabled=False):
         prob = torch.sigmoid(cls_score.double())
         if num_samples < num_classes:
@@ -103,8 +103,8 @@ class HighRankRegularizer(nn.Module):
 
     def __init__(self, loss_weight: float = 1e-3, eps: float = 1e-3):
         super().__init__()
-        self.loss_weight = float(loss_weight)
-        self.eps = _check_eps(eps)
+        self.loss_weight = check_hparam('loss_weight', loss_weight)
+        self.eps = EPS.validate('eps', eps)
 
     def forward(self,
                 cls_score: Tensor,

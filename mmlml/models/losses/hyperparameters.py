@@ -1,0 +1,261 @@
+"""Declared hyperparameters: one declaration per hyperparameter gives its
+default and its validation, for a loss's functional form and its module.
+
+A functional loss declares its hyperparameters in
+:func:`~.base.partial_label_loss`; a registered loss module declares the
+ones it takes in its ``hyperparameters`` class attribute (usually the
+functional form's, through :func:`hyperparameters_of`).
+:class:`~.base.PartialLabelLoss` validates them when the module is built,
+stores them as attributes, passes them to the functional form and prints
+them, so no loss writes a constructor, a check or a ``repr`` of its own.
+
+Example:
+    >>> from mmlml.models.losses.hyperparameters import Real
+    >>> Real(1.5, low=1).validate('lamb', 2)
+    2.0
+    >>> Real(1.5, low=1).validate('lamb', 0.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: lamb must lie in [1, inf], got 0.5
+"""
+import math
+import numbers
+from typing import Any, Dict, Iterable, Mapping, Sequence, Tuple
+
+__all__ = [
+    'REQUIRED', 'Hyperparameter', 'Real', 'Integer', 'Flag', 'Choice',
+    'RealTuple', 'check_hparam', 'check_hyperparameters', 'hyperparameters_of'
+]
+
+#: Default of a hyperparameter without default: the caller must give it.
+REQUIRED = object()
+
+
+def check_hparam(name: str,
+                 value: Any,
+                 low: float = -math.inf,
+                 high: float = math.inf,
+                 low_open: bool = False,
+                 high_open: bool = False) -> float:
+    """Return ``float(value)`` if it is a finite real number in the interval
+    ``[low, high]`` (``low_open``/``high_open`` exclude an end).
+
+    Python and numpy numbers are accepted (``np.float32(2.0)`` too),
+    booleans are not.
+
+    Raises:
+        ValueError: ``value`` is not a real number, not finite, or outside
+            the interval. The message names the argument and the value.
+    """
+    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+            or not math.isfinite(value)):
+        raise ValueError(f'{name} must be a finite real number, got '
+                         f'{value!r}')
+    value = float(value)
+    too_low = value <= low if low_open else value < low
+    too_high = value >= high if high_open else value > high
+    if too_low or too_high:
+        low_text = f'{low:g}' if math.isfinite(low) else '-inf'
+        high_text = f'{high:g}' if math.isfinite(high) else 'inf'
+        interval = (('(' if low_open else '[') + f'{low_text}, {high_text}' +
+                    (')' if high_open else ']'))
+        raise ValueError(f'{name} must lie in {interval}, got {value!r}')
+    return value
+
+
+class Hyperparameter:
+    """A declared hyperparameter: its default and its check.
+
+    Args:
+        default: The default value, or :data:`REQUIRED`.
+        optional (bool): ``None`` is a valid value (it means what the
+            loss's docstring says). Defaults to False.
+        hint (str): Appended to the errors (e.g. the values the papers
+            use). Defaults to ''.
+    """
+
+    def __init__(self,
+                 default: Any = REQUIRED,
+                 *,
+                 optional: bool = False,
+                 hint: str = ''):
+        self.default = default
+        self.optional = optional
+        self.hint = hint
+
+    def validate(self, name: str, value: Any) -> Any:
+        """Return the value to store, or raise a ``ValueError`` naming
+        ``name``."""
+        if value is REQUIRED or (value is None and not self.optional):
+            hint = f': {self.hint}' if self.hint else ''
+            raise ValueError(f'{name} is required{hint}')
+        if value is None:
+            return None
+        try:
+            return self.check(name, value)
+        except ValueError as error:
+            if not self.hint:
+                raise
+            raise ValueError(f'{error} ({self.hint})') from None
+
+    def check(self, name: str, value: Any) -> Any:
+        """Check a value other than ``None``; subclasses override."""
+        return value
+
+    def with_default(self, default: Any) -> 'Hyperparameter':
+        """A copy with another default."""
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__, default=default)
+        return copy
+
+
+class Real(Hyperparameter):
+    """A finite real number in ``[low, high]`` (see :func:`check_hparam`),
+    stored as ``float``."""
+
+    def __init__(self,
+                 default: Any = REQUIRED,
+                 *,
+                 low: float = -math.inf,
+                 high: float = math.inf,
+                 low_open: bool = False,
+                 high_open: bool = False,
+                 **kwargs):
+        super().__init__(default, **kwargs)
+        self.bounds = dict(
+            low=low, high=high, low_open=low_open, high_open=high_open)
+
+    def check(self, name: str, value: Any) -> float:
+        return check_hparam(name, value, **self.bounds)
+
+
+class Integer(Hyperparameter):
+    """An integer (Python or numpy, not bool) of at least ``low``."""
+
+    def __init__(self, default: Any = REQUIRED, *, low: int = 0, **kwargs):
+        super().__init__(default, **kwargs)
+        self.low = low
+
+    def check(self, name: str, value: Any) -> int:
+        if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
+                or value < self.low):
+            raise ValueError(f'{name} must be an integer >= {self.low}, got '
+                             f'{value!r}')
+        return int(value)
+
+
+class Flag(Hyperparameter):
+    """A boolean (``True``/``False``, or the integers 0 and 1)."""
+
+    def check(self, name: str, value: Any) -> bool:
+        if not (isinstance(value, bool) or
+                (isinstance(value, numbers.Integral) and value in (0, 1))):
+            raise ValueError(f'{name} must be True or False, got {value!r}')
+        return bool(value)
+
+
+class Choice(Hyperparameter):
+    """One of a fixed set of strings."""
+
+    def __init__(self,
+                 default: Any = REQUIRED,
+                 *,
+                 options: Sequence[str] = (),
+                 **kwargs):
+        super().__init__(default, **kwargs)
+        self.options = tuple(options)
+
+    def check(self, name: str, value: Any) -> str:
+        if value not in self.options:
+            raise ValueError(f'{name} must be one of {self.options}, got '
+                             f'{value!r}')
+        return value
+
+
+class RealTuple(Hyperparameter):
+    """A fixed-length sequence of finite real numbers, stored as a tuple of
+    floats; ``names`` name the entries in error messages."""
+
+    def __init__(self,
+                 default: Any = REQUIRED,
+                 *,
+                 names: Sequence[str] = (),
+                 **kwargs):
+        super().__init__(default, **kwargs)
+        self.names = tuple(names)
+
+    def check(self, name: str, value: Any) -> Tuple[float, ...]:
+        spelled = f'({", ".join(self.names)})'
+        if isinstance(value, (str, bytes)) or not isinstance(
+                value, Iterable) or len(value) != len(self.names):
+            raise ValueError(f'{name} must be {spelled}, got {value!r}')
+        return tuple(
+            check_hparam(f'{name}[{i}] ({entry})', item)
+            for i, (entry, item) in enumerate(zip(self.names, value)))
+
+
+def check_hyperparameters(declared: Mapping[str, Hyperparameter],
+                          values: Mapping[str, Any],
+                          owner: str,
+                          strict: bool = True) -> Dict[str, Any]:
+    """Validate ``values`` against ``declared`` and fill in the defaults.
+
+    Args:
+        declared (Mapping[str, Hyperparameter]): The declarations.
+        values (Mapping[str, Any]): The given values.
+        owner (str): The loss, for the error messages.
+        strict (bool): Refuse names that are not declared. Otherwise they
+            are returned unchecked (a functional form passes them on to
+            its element-wise function, which takes or refuses them).
+
+    Returns:
+        dict: Every declared hyperparameter's checked value, then the
+        undeclared entries with ``strict=False``.
+
+    Raises:
+        TypeError: An undeclared name with ``strict=True``.
+        ValueError: A missing required value or an invalid value.
+    """
+    unknown = [name for name in values if name not in declared]
+    if strict and unknown:
+        known = ', '.join(declared) or 'none besides reduction and ' \
+            'loss_weight'
+        raise TypeError(f'{owner} got unexpected argument(s) '
+                        f'{", ".join(unknown)}; its hyperparameters are: '
+                        f'{known}')
+    checked = {
+        name: spec.validate(name, values.get(name, spec.default))
+        for name, spec in declared.items()
+    }
+    checked.update((name, values[name]) for name in unknown)
+    return checked
+
+
+def hyperparameters_of(loss_fn: Any, *names: str,
+                       **defaults: Any) -> Dict[str, Hyperparameter]:
+    """A module's declaration taken from its functional form.
+
+    Args:
+        loss_fn: A functional loss made with
+            :func:`~.base.partial_label_loss`.
+        *names: The hyperparameters the module takes with the functional
+            form's default.
+        **defaults: Hyperparameters the module takes with another default.
+            Without ``names`` and ``defaults``, the module takes them all.
+
+    Returns:
+        dict: ``{name: Hyperparameter}`` in the functional form's order.
+    """
+    declared: Dict[str, Hyperparameter] = loss_fn.hyperparameters
+    if not names and not defaults:
+        return dict(declared)
+    missing = [n for n in (*names, *defaults) if n not in declared]
+    if missing:
+        raise KeyError(f'{loss_fn.__name__} declares no {missing}')
+    taken: Dict[str, Hyperparameter] = {}
+    for name, spec in declared.items():
+        if name in defaults:
+            taken[name] = spec.with_default(defaults[name])
+        elif name in names:
+            taken[name] = spec
+    return taken
