@@ -417,8 +417,6 @@ def test_large_loss_reads_epoch_from_message_hub():
 
 
 def test_large_loss_bad_arguments():
-    with pytest.raises(NotImplementedError, match='LL-Cp'):
-        build(dict(type='LargeLoss', mode='permanent'))
     with pytest.raises(ValueError, match='mode'):
         build(dict(type='LargeLoss', mode='reject'))
     with pytest.raises(ValueError, match='percent'):

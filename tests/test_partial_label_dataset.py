@@ -1,9 +1,15 @@
+import copy
 import json
+import os.path as osp
 import pickle
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 import torch
+from conftest import ROOT
 from mmengine.dataset import (ClassBalancedDataset, ConcatDataset,
                               pseudo_collate)
 from mmengine.registry import DefaultScope
@@ -317,16 +323,24 @@ def test_data_preprocessor_stacks_gt_score(ann_file):
     np.testing.assert_array_equal(target.numpy(), val.full_labels[:4])
 
 
-@pytest.mark.parametrize('kwargs, match', [
-    (dict(mode='missing'), '`mode`'),
-    (dict(split='test'), '`split`'),
-    (dict(split='val', val_labels='noisy'), '`val_labels`'),
-    (dict(mode='ratio'), 'required'),
-    (dict(mode='ratio', ratio=2), r'\[0, 1\]'),
-    (dict(mode='single_positive', ratio=0.5), 'must be None'),
-    (dict(mode='full', ratio=0.5), 'must be None'),
-    (dict(split='train', val_frac=1.5), '`val_frac`'),
-])
+@pytest.mark.parametrize(
+    'kwargs, match',
+    [
+        (dict(mode='missing'), '`mode`'),
+        (dict(split='test'), '`split`'),
+        (dict(split='val', val_labels='noisy'), '`val_labels`'),
+        (dict(mode='ratio'), 'required'),
+        (dict(mode='ratio', ratio=2), r'\[0, 1\]'),
+        (dict(mode='single_positive', ratio=0.5), 'must be None'),
+        (dict(mode='full', ratio=0.5), 'must be None'),
+        (dict(split='train', val_frac=1.5), '`val_frac`'),
+        # A seed of None would draw other labels in every worker and rank.
+        (dict(seed=None), '`seed`.*fixed seed'),
+        (dict(seed=1.5), '`seed`'),
+        (dict(seed=True), '`seed`'),
+        (dict(seed=-1), '`seed`'),
+        (dict(split_seed=None), '`split_seed`'),
+    ])
 def test_bad_arguments(ann_file, kwargs, match):
     with pytest.raises(ValueError, match=match):
         _build(ann_file, **kwargs)
@@ -335,3 +349,244 @@ def test_bad_arguments(ann_file, kwargs, match):
 def test_bad_dataset():
     with pytest.raises(TypeError, match='dataset'):
         PartialLabelDataset([1, 2, 3])
+
+
+def test_numpy_seed_and_index(ann_file):
+    dataset = _build(ann_file, seed=np.int64(1200), split='train')
+    reference = _build(ann_file, split='train')
+    np.testing.assert_array_equal(dataset.observed_labels,
+                                  reference.observed_labels)
+    assert dataset[np.int64(3)]['data_samples'].sample_idx == 3
+    for bad in (1.0, '1', True):
+        with pytest.raises(TypeError, match='integers'):
+            dataset[bad]
+
+
+def test_non_integer_category_ids(tmp_path):
+    path = tmp_path / 'ann.json'
+    with open(path, 'w') as f:
+        json.dump(
+            dict(
+                metainfo=dict(classes=['a', 'b', 'c']),
+                data_list=[dict(img_path='0.jpg', gt_label=[0, 1.5])]), f)
+    with pytest.raises(ValueError, match=r'Sample 0 .*\[0.0, 1.5\].*integers'):
+        _build(str(path))
+
+
+def test_pipeline_gets_only_the_observed_labels(ann_file):
+    """The sample's info is built once, by get_data_info, and the wrapped
+    dataset's pipeline runs on it: the full labels never enter the
+    pipeline. `pipeline` can be replaced, as MMPretrain's
+    browse_dataset.py does."""
+    dataset = _build(ann_file, mode='ratio', ratio=0.8)
+    assert dataset.pipeline is dataset.dataset.pipeline
+    seen = []
+    original = dataset.pipeline
+
+    def recording(info):
+        seen.append(copy.deepcopy(info))
+        return original(info)
+
+    dataset.pipeline = recording
+    hidden = 0
+    for idx in range(len(dataset)):
+        sample = dataset[idx]['data_samples']
+        info = seen[-1]
+        observed = dataset.get_observed_label(idx)
+        assert info['sample_idx'] == idx
+        assert info['gt_label'] == np.flatnonzero(observed == 1).tolist()
+        np.testing.assert_array_equal(info['gt_score'], observed)
+        assert info.keys() == {
+            'img_path', 'gt_label', 'gt_score', 'sample_idx'
+        }
+        np.testing.assert_array_equal(sample.gt_score.numpy(), observed)
+        hidden += int((dataset.get_full_label(idx) != (observed == 1)).any())
+    assert len(seen) == len(dataset) and hidden > 10
+
+
+def test_pipeline_returning_none(ann_file):
+    dataset = _build(ann_file)
+    dataset.pipeline = lambda info: None
+    with pytest.raises(RuntimeError, match='returned None for sample 4'):
+        dataset[4]
+
+
+def test_browse_dataset_tool(tmp_path):
+    """MMPretrain's tools/visualization/browse_dataset.py shows the
+    samples of a wrapped dataset (it replaces `dataset.pipeline`)."""
+    import mmpretrain
+    tool = osp.join(
+        osp.dirname(mmpretrain.__file__), '.mim', 'tools', 'visualization',
+        'browse_dataset.py')
+    if not osp.exists(tool):
+        pytest.skip('this MMPretrain install ships no tools')
+    out_dir = tmp_path / 'browse'
+    script = ('import runpy, sys; import mmlml; sys.argv = sys.argv[1:]; '
+              "runpy.run_path(sys.argv[0], run_name='__main__')")
+    subprocess.run([
+        sys.executable, '-c', script, tool,
+        osp.join(ROOT, 'configs', 'demo', 'an.py'), '--phase', 'train',
+        '--show-number', '2', '--mode', 'original', '--output-dir',
+        str(out_dir), '--cfg-options',
+        'train_dataloader.dataset.dataset.num_samples=50'
+    ],
+                   check=True,
+                   capture_output=True,
+                   cwd=ROOT)
+    assert sorted(p.name for p in out_dir.iterdir()) == ['0.jpg', '1.jpg']
+
+
+def _label_file(tmp_path, labels, name='labels.npy'):
+    path = tmp_path / name
+    np.save(path, labels)
+    return str(path)
+
+
+def _file_labels():
+    """Observed labels of every state, including positives that are not
+    positives of the full labels (as pseudo-labels can be)."""
+    rng = np.random.RandomState(1)
+    return rng.randint(-1, 2, size=(NUM_SAMPLES, NUM_CLASSES)).astype(np.int8)
+
+
+def test_file_mode_values_and_split(ann_file, tmp_path):
+    labels = _file_labels()
+    path = _label_file(tmp_path, labels)
+    train_idx, val_idx = split_train_val(NUM_SAMPLES)
+    every = _build(ann_file, mode='file', label_file=path)
+    np.testing.assert_array_equal(every.observed_labels, labels)
+    assert every.observed_labels.dtype == np.int8
+    np.testing.assert_array_equal(every.full_labels, _full_matrix())
+    train = _build(ann_file, mode='file', label_file=path, split='train')
+    np.testing.assert_array_equal(train.indices, train_idx)
+    np.testing.assert_array_equal(train.observed_labels, labels[train_idx])
+    np.testing.assert_array_equal(train.full_labels, _full_matrix()[train_idx])
+    sample = train[3]['data_samples']
+    np.testing.assert_array_equal(sample.gt_score.numpy(),
+                                  labels[train_idx[3]].astype(np.float32))
+    np.testing.assert_array_equal(sample.gt_label.numpy(),
+                                  np.flatnonzero(labels[train_idx[3]] == 1))
+    val = _build(
+        ann_file,
+        mode='file',
+        label_file=path,
+        split='val',
+        val_labels='observed')
+    np.testing.assert_array_equal(val.observed_labels, labels[val_idx])
+    # Clean validation samples carry the full labels, whatever the file.
+    clean = _build(ann_file, mode='file', label_file=path, split='val')
+    np.testing.assert_array_equal(clean[0]['data_samples'].gt_label.numpy(),
+                                  np.flatnonzero(_full_matrix()[val_idx[0]]))
+    assert 'Label file: ' + path in repr(train)
+
+
+@pytest.mark.parametrize('dtype', [np.float64, np.float32, np.int64, bool])
+def test_file_mode_dtypes(ann_file, tmp_path, dtype):
+    """Cole et al.'s formatted_train_labels_obs.npy is a 0/1 float64 matrix;
+    any integer or boolean dtype and integral floats are read as int8."""
+    labels = _file_labels()
+    if dtype is bool:
+        labels = labels == 1
+    path = _label_file(tmp_path, labels.astype(dtype))
+    dataset = _build(ann_file, mode='file', label_file=path)
+    assert dataset.observed_labels.dtype == np.int8
+    np.testing.assert_array_equal(dataset.observed_labels,
+                                  labels.astype(np.int8))
+
+
+def test_file_mode_errors(ann_file, tmp_path):
+    missing = str(tmp_path / 'missing.npy')
+    with pytest.raises(FileNotFoundError, match=re.escape(missing)):
+        _build(ann_file, mode='file', label_file=missing)
+    # Read by full_init, not by the constructor, with lazy_init.
+    lazy = _build(ann_file, mode='file', label_file=missing, lazy_init=True)
+    with pytest.raises(FileNotFoundError, match='does not exist'):
+        lazy.full_init()
+
+    labels = _file_labels()
+    cases = [
+        (labels[:-1], ValueError,
+         r'shape \(59, 6\).*MultiLabelDataset with 60 samples and 6 '
+         r'classes.*60 x 6.*before the train/val split'),
+        (labels.T, ValueError, r'shape \(6, 60\)'),
+        (labels[0], ValueError, r'shape \(6,\)'),
+        (np.where(labels == 1, 2, labels), ValueError,
+         r'only -1 .*0 .*and 1 .*row \d+, class \d+: .*2'),
+        (labels.astype(np.float32) / 2, ValueError, r'only -1.*0\.5'),
+        (np.where(labels == 1, np.nan, labels), ValueError,
+         r'non-finite values, e.g. at row \d+, class \d+: .*nan'),
+        (np.full(labels.shape,
+                 np.inf), ValueError, r'non-finite.*row 0, class 0'),
+        (labels.astype(str), TypeError, r'dtype is <U'),
+        (labels.astype(np.complex64), TypeError, 'dtype is complex64'),
+    ]
+    inner = DATASETS.build(_inner(ann_file))  # built once: faster
+    for i, (bad, error, match) in enumerate(cases):
+        path = _label_file(tmp_path, bad, f'bad{i}.npy')
+        with pytest.raises(error, match=re.escape(path) + '.*' + match):
+            PartialLabelDataset(inner, mode='file', label_file=path)
+    archive = str(tmp_path / 'labels.npz')
+    np.savez(archive, labels=labels)
+    with pytest.raises(ValueError, match=re.escape(archive) + '.*archive'):
+        PartialLabelDataset(inner, mode='file', label_file=archive)
+    pickled = str(tmp_path / 'objects.npy')
+    np.save(pickled, labels.astype(object), allow_pickle=True)
+    with pytest.raises(ValueError, match=re.escape(pickled) + '.*readable'):
+        PartialLabelDataset(inner, mode='file', label_file=pickled)
+
+
+@pytest.mark.parametrize('kwargs, error, match', [
+    (dict(mode='file'), ValueError, '`label_file` is required'),
+    (dict(mode='single_positive', label_file='a.npy'), ValueError,
+     "read only in the 'file' mode.*mode='single_positive'"),
+    (dict(label_file='a.npy'), ValueError, "set mode='file'"),
+    (dict(mode='file', label_file='a.npy',
+          ratio=0.5), ValueError, "`ratio` must be None in the 'file' mode"),
+    (dict(mode='file', label_file=3), TypeError, '`label_file` must be'),
+])
+def test_file_mode_bad_arguments(ann_file, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        _build(ann_file, **kwargs)
+
+
+def test_file_mode_statistics(ann_file, tmp_path, monkeypatch):
+    messages = []
+    monkeypatch.setattr('mmlml.datasets.partial_label_dataset.print_log',
+                        lambda msg, **kwargs: messages.append(msg))
+    full = _full_matrix().astype(np.int8)
+    labels = _file_labels()
+    path = _label_file(tmp_path, labels)
+    dataset = _build(ann_file, mode='file', label_file=path, split='train')
+    train_idx, _ = split_train_val(NUM_SAMPLES)
+    full, labels = full[train_idx], labels[train_idx]
+    num_obs_pos = int((labels == 1).sum())
+    num_false_pos = int(((labels == 1) & (full == 0)).sum())
+    num_false_neg = int(((labels == -1) & (full == 1)).sum())
+    assert num_false_pos > 0 and num_false_neg > 0
+    stats = dataset.statistics()
+    assert stats['mode'] == 'file' and stats['label_file'] == path
+    assert stats['num_observed_positives'] == num_obs_pos
+    assert stats['num_false_observed_positives'] == num_false_pos
+    assert stats['num_false_observed_negatives'] == num_false_neg
+    precision = 1 - num_false_pos / num_obs_pos
+    assert stats['observed_positive_precision'] == pytest.approx(precision)
+    assert stats['kept_fraction'] == pytest.approx(
+        (num_obs_pos - num_false_pos) / full.sum())
+    assert len(messages) == 1
+    assert f'[file {path}, split train]' in messages[0]
+    assert (f'{num_false_pos} observed positives are not positives '
+            f'(precision {100 * precision:.1f}%)') in messages[0]
+    # Generated labels never contradict the full labels (and say nothing).
+    generated = _build(ann_file, mode='ratio', ratio=0.5)
+    stats = generated.statistics()
+    assert stats['num_false_observed_positives'] == 0
+    assert stats['num_false_observed_negatives'] == 0
+    assert stats['observed_positive_precision'] == 1.0
+    assert stats['label_file'] is None
+    assert 'Against the full labels' not in messages[-1]
+    # A file without observed positives has no precision.
+    empty = _label_file(tmp_path, np.zeros((NUM_SAMPLES, NUM_CLASSES)),
+                        'empty.npy')
+    stats = _build(ann_file, mode='file', label_file=empty).statistics()
+    assert stats['observed_positive_precision'] is None
+    assert 'precision n/a' in messages[-1]

@@ -4,8 +4,9 @@ from .partial_label_dataset import PartialLabelDataset
 from .partial_labels import (make_partial_labels, num_kept_positives,
                              split_train_val)
 from .synthetic import SyntheticShapes
+from .utils import find_partial_label_dataset
 
 __all__ = [
     'PartialLabelDataset', 'SyntheticShapes', 'make_partial_labels',
-    'num_kept_positives', 'split_train_val'
+    'num_kept_positives', 'split_train_val', 'find_partial_label_dataset'
 ]

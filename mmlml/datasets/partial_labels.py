@@ -17,36 +17,51 @@ same annotations.
 """
 import numbers
 from fractions import Fraction
-from typing import Optional, Tuple
+from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ['make_partial_labels', 'num_kept_positives', 'split_train_val']
+__all__ = [
+    'check_mode_ratio', 'check_seed', 'make_partial_labels',
+    'num_kept_positives', 'split_train_val'
+]
 
 PARTIAL_LABEL_MODES = ('single_positive', 'ratio')
 
 
-def _check_mode_ratio(mode: str, ratio: Optional[float]) -> Optional[Fraction]:
-    """Validate ``mode`` and ``ratio`` and return the ratio as a fraction.
+def check_mode_ratio(
+        mode: str,
+        ratio: Optional[float],
+        modes: Sequence[str] = PARTIAL_LABEL_MODES) -> Optional[Fraction]:
+    """Validate a partial-label ``mode`` and its ``ratio`` and return the
+    ratio as a fraction.
 
     Args:
-        mode (str): ``'single_positive'`` or ``'ratio'``.
-        ratio (float, optional): The missing ratio, required in ``'ratio'``
-            mode and forbidden in ``'single_positive'`` mode.
+        mode (str): One of ``modes``.
+        ratio (float, optional): The missing ratio, required in the
+            ``'ratio'`` mode and forbidden in every other mode.
+        modes (Sequence[str]): The valid modes. Defaults to
+            ``('single_positive', 'ratio')``, the modes of
+            :func:`make_partial_labels`.
 
     Returns:
         Fraction, optional: ``ratio`` as an exact fraction of its decimal
-        representation (``0.8`` becomes ``4/5``), or None in
-        ``'single_positive'`` mode.
+        representation (``0.8`` becomes ``4/5``), or None in the other
+        modes.
+
+    Raises:
+        ValueError: An unknown mode, a missing ratio, a ratio outside
+            [0, 1] or a ratio in a mode that takes none.
     """
-    if mode not in PARTIAL_LABEL_MODES:
-        raise ValueError(f'`mode` must be one of {PARTIAL_LABEL_MODES}, '
-                         f'but got {mode!r}.')
-    if mode == 'single_positive':
+    if mode not in modes:
+        raise ValueError(f'`mode` must be one of {tuple(modes)}, but got '
+                         f'{mode!r}.')
+    if mode != 'ratio':
         if ratio is not None:
-            raise ValueError('`ratio` must be None in the single_positive '
-                             f'mode, but got {ratio!r}. Use '
-                             "mode='ratio' with ratio=1 instead.")
+            hint = (" Use mode='ratio' with ratio=1 instead."
+                    if mode == 'single_positive' else '')
+            raise ValueError(f'`ratio` must be None in the {mode!r} mode, '
+                             f'but got {ratio!r}.{hint}')
         return None
     if ratio is None:
         raise ValueError("`ratio` is required in the 'ratio' mode, a number "
@@ -60,6 +75,27 @@ def _check_mode_ratio(mode: str, ratio: Optional[float]) -> Optional[Fraction]:
     # 0.19999999999999996 in floating point, which would keep one positive
     # out of 5 instead of two.
     return Fraction(str(ratio))
+
+
+def check_seed(seed: int, name: str = 'seed') -> int:
+    """Return ``seed`` as an int if it is an integer in ``[0, 2**32)``.
+
+    A seed of None would draw different labels in every process (every
+    dataloader worker and every rank of a distributed run), so it is
+    refused, like any other value that ``RandomState`` would not take as a
+    fixed seed.
+
+    Raises:
+        ValueError: ``seed`` is not such an integer; the message names
+            ``name``.
+    """
+    if (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)
+            or not 0 <= seed < 2**32):
+        raise ValueError(f'`{name}` must be an integer in [0, 2**32), but '
+                         f'got {seed!r}: the partial labels must be the '
+                         'same in every process, so they need a fixed '
+                         'seed.')
+    return int(seed)
 
 
 def _check_binary_matrix(full: np.ndarray, name: str = 'full') -> np.ndarray:
@@ -102,7 +138,7 @@ def num_kept_positives(num_positives: int, ratio: float) -> int:
     Returns:
         int: The number of positives kept.
     """
-    keep = 1 - _check_mode_ratio('ratio', ratio)
+    keep = 1 - check_mode_ratio('ratio', ratio)
     return _num_kept(int(num_positives), keep)
 
 
@@ -171,10 +207,10 @@ def make_partial_labels(full: np.ndarray,
         >>> obs.sum(axis=1).tolist()
         [2, 0, 2]
     """
-    ratio_frac = _check_mode_ratio(mode, ratio)
+    ratio_frac = check_mode_ratio(mode, ratio)
     full = _check_binary_matrix(full)
     observed = np.zeros(full.shape, dtype=np.uint8)
-    rng = np.random.RandomState(seed)
+    rng = np.random.RandomState(check_seed(seed))
     if mode == 'single_positive':
         for i, row in enumerate(full):
             pos = np.nonzero(row == 1)[0]
@@ -234,7 +270,7 @@ def split_train_val(num_samples: int,
                          f'{val_frac!r}.')
     num_samples = int(num_samples)
     n_val = int(np.round(val_frac * num_samples))
-    perm = np.random.RandomState(seed).permutation(num_samples)
+    perm = np.random.RandomState(check_seed(seed)).permutation(num_samples)
     train_idx = np.sort(perm[:num_samples - n_val]).astype(np.int64)
     # perm[-0:] would be the whole permutation.
     val_idx = np.sort(perm[num_samples - n_val:]).astype(np.int64)

@@ -21,7 +21,7 @@ sys.path.insert(0,
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from mmlml.models.losses import LOSS_CATALOG  # noqa: E402
+from mmlml.models.losses import LOSS_CATALOG, example_state  # noqa: E402
 from mmlml.registry import MODELS  # noqa: E402
 
 
@@ -80,8 +80,10 @@ def main(argv=None):
             loss = MODELS.build(dict(type=name, **kwargs)).to(args.device)
             if hasattr(loss, 'set_epoch'):
                 loss.set_epoch(5, 10)
-            seconds = time_step(lambda x: loss(x, target, avg_factor=num),
-                                logits, args.repeats, args.amp)
+            state = example_state(loss, logits)
+            seconds = time_step(
+                lambda x: loss(x, target, avg_factor=num, **state), logits,
+                args.repeats, args.amp)
             print(f'{name:<24}{seconds * 1e6:>12.0f}{seconds / bce:>14.2f}')
 
 

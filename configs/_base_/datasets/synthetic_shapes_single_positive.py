@@ -5,7 +5,16 @@
 # separate, fully labelled sample of the same generator.
 dataset_type = 'SyntheticShapes'
 num_classes = 20
+# Mean number of positives per image (for the losses that take the expected
+# label count, EPR and LASD).
+expected_positives = 2.49
 synthetic = dict(type=dataset_type, num_classes=num_classes, img_size=32)
+# The generated training images: the training and validation splits are
+# Cole et al.'s 80/20 split of them, so both must wrap the same images.
+train_images = dict(**synthetic, split='train', num_samples=5000, seed=0)
+# Single positive labels, generated over all training images (seed 1200).
+partial_labels = dict(
+    type='PartialLabelDataset', mode='single_positive', seed=1200)
 
 data_preprocessor = dict(
     num_classes=num_classes,
@@ -28,15 +37,8 @@ train_dataloader = dict(
     batch_size=32,
     num_workers=0,
     dataset=dict(
-        type='PartialLabelDataset',
-        dataset=dict(
-            **synthetic,
-            split='train',
-            num_samples=5000,
-            seed=0,
-            pipeline=train_pipeline),
-        mode='single_positive',
-        seed=1200,
+        **partial_labels,
+        dataset=dict(**train_images, pipeline=train_pipeline),
         split='train'),
     sampler=dict(type='DefaultSampler', shuffle=True),
 )
@@ -45,15 +47,8 @@ val_dataloader = dict(
     batch_size=256,
     num_workers=0,
     dataset=dict(
-        type='PartialLabelDataset',
-        dataset=dict(
-            **synthetic,
-            split='train',
-            num_samples=5000,
-            seed=0,
-            pipeline=test_pipeline),
-        mode='single_positive',
-        seed=1200,
+        **partial_labels,
+        dataset=dict(**train_images, pipeline=test_pipeline),
         split='val'),
     sampler=dict(type='DefaultSampler', shuffle=False),
 )

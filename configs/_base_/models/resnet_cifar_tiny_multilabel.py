@@ -19,7 +19,7 @@ model = dict(
     neck=dict(type='GlobalAveragePooling'),
     head=dict(
         type='MultiLabelLinearClsHead',
-        num_classes=20,
+        # num_classes: set by the config that picks the dataset.
         in_channels=64,
         loss=dict(type='CrossEntropyLoss', use_sigmoid=True)),
 )

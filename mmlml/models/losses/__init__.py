@@ -11,8 +11,9 @@ from .an_loss import ANLoss, assume_negative_loss
 from .anls_loss import ANLSLoss
 from .base import (NEGATIVE, POSITIVE, UNKNOWN, PartialLabelLoss,
                    TrainingProgress, partial_label_loss, prepare_inputs,
-                   reduce_loss)
-from .catalog import LOSS_CATALOG
+                   prepare_pseudo_labels, reduce_loss)
+from .catalog import EXAMPLE_STATE, LOSS_CATALOG, example_state
+from .em_apl_loss import EMAPLLoss, em_apl_loss
 from .em_loss import EMLoss, em_loss
 from .entmin_loss import EntMinLoss, entmin_loss
 from .epr_loss import EPRLoss, epr_loss
@@ -21,15 +22,17 @@ from .gr_loss import GRLoss, gce_term, gr_loss, gr_loss_with_weights
 from .high_rank_regularizer import HighRankRegularizer, high_rank_loss
 from .hill_loss import HillLoss, hill_loss
 from .hyperparameters import check_hparam
-from .large_loss import (LargeLoss, large_loss, num_large_losses,
-                         select_large_losses)
+from .large_loss import (LargeLoss, large_loss, large_loss_selection,
+                         num_large_losses, select_large_losses)
 from .lasd_loss import LASDLoss, lasd_lambda_neg, lasd_loss
 from .loss_sum import LossSum
 from .negative_mse_loss import NegativeMSELoss, negative_mse_loss
 from .opml_loss import OPMLLoss, opml_loss
+from .opml_sp_loss import OPMLSPLoss, opml_sp_loss, opml_sp_targets
 from .partial_asymmetric_loss import (PartialAsymmetricLoss,
                                       asymmetric_focal_loss)
 from .partial_focal_loss import PartialFocalLoss
+from .role_loss import ROLELoss, role_loss
 from .splc_loss import (SPLC_BASES, SPLCLoss, splc_corrected_target, splc_loss,
                         splc_pseudo_positives)
 from .wan_loss import WANLoss
@@ -37,15 +40,18 @@ from .zlpr_loss import ZLPRLoss, zlpr_loss
 
 __all__ = [
     'NEGATIVE', 'POSITIVE', 'UNKNOWN', 'PartialLabelLoss', 'TrainingProgress',
-    'check_hparam', 'partial_label_loss', 'prepare_inputs', 'reduce_loss',
-    'LOSS_CATALOG', 'FocalMarginLoss', 'HillLoss', 'focal_margin_loss',
+    'check_hparam', 'partial_label_loss', 'prepare_inputs',
+    'prepare_pseudo_labels', 'reduce_loss', 'LOSS_CATALOG', 'EXAMPLE_STATE',
+    'example_state', 'FocalMarginLoss', 'HillLoss', 'focal_margin_loss',
     'hill_loss', 'SPLCLoss', 'SPLC_BASES', 'splc_corrected_target',
     'splc_loss', 'splc_pseudo_positives', 'LASDLoss', 'lasd_lambda_neg',
     'lasd_loss', 'GRLoss', 'gce_term', 'gr_loss', 'gr_loss_with_weights',
-    'EMLoss', 'em_loss', 'OPMLLoss', 'ZLPRLoss', 'opml_loss', 'zlpr_loss',
-    'HighRankRegularizer', 'high_rank_loss', 'LossSum', 'ANLSLoss', 'ANLoss',
-    'NegativeMSELoss', 'WANLoss', 'assume_negative_loss', 'negative_mse_loss',
-    'EPRLoss', 'epr_loss', 'LargeLoss', 'large_loss', 'num_large_losses',
-    'select_large_losses', 'PartialAsymmetricLoss', 'PartialFocalLoss',
-    'asymmetric_focal_loss', 'EntMinLoss', 'entmin_loss'
+    'EMLoss', 'em_loss', 'EMAPLLoss', 'em_apl_loss', 'OPMLLoss', 'ZLPRLoss',
+    'opml_loss', 'zlpr_loss', 'HighRankRegularizer', 'high_rank_loss',
+    'LossSum', 'ANLSLoss', 'ANLoss', 'NegativeMSELoss', 'WANLoss',
+    'assume_negative_loss', 'negative_mse_loss', 'EPRLoss', 'epr_loss',
+    'LargeLoss', 'large_loss', 'num_large_losses', 'select_large_losses',
+    'large_loss_selection', 'OPMLSPLoss', 'opml_sp_loss', 'opml_sp_targets',
+    'PartialAsymmetricLoss', 'PartialFocalLoss', 'asymmetric_focal_loss',
+    'EntMinLoss', 'entmin_loss', 'ROLELoss', 'role_loss'
 ]

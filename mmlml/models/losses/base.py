@@ -135,6 +135,59 @@ def prepare_inputs(cls_score: Tensor,
     return cls_score, target
 
 
+def check_state_tensor(name: str,
+                       value: Tensor,
+                       cls_score: Tensor,
+                       meaning: str = '') -> Tensor:
+    """Check a per-sample state tensor a head hands a stateful loss: a
+    floating-point tensor of the logits' shape, returned in their dtype
+    and device (keeping its gradient).
+
+    Args:
+        name (str): The keyword the loss receives it as.
+        value (Tensor): The state.
+        cls_score (Tensor): The checked logits (see
+            :func:`prepare_inputs`).
+        meaning (str): Appended to the type error (what the values are).
+
+    Raises:
+        TypeError: Not a floating-point tensor.
+        ValueError: Not the shape of ``cls_score``.
+    """
+    if not isinstance(value, Tensor) or not value.is_floating_point():
+        raise TypeError(f'{name} must be a floating-point tensor{meaning}, '
+                        f'got {type(value).__name__}')
+    if value.shape != cls_score.shape:
+        raise ValueError(f'{name} must have the shape of cls_score '
+                         f'{tuple(cls_score.shape)}, got '
+                         f'{tuple(value.shape)}')
+    return value.to(cls_score)
+
+
+def prepare_pseudo_labels(pseudo_labels: Tensor, cls_score: Tensor) -> Tensor:
+    """Check the pseudo-labels a label store hands a stateful loss.
+
+    Args:
+        pseudo_labels (Tensor): ``(N, C)`` floating point: the soft target
+            of each pseudo-labelled entry, in ``[0, 1]``, and NaN where an
+            entry has none.
+        cls_score (Tensor): The checked logits (see :func:`prepare_inputs`).
+
+    Returns:
+        Tensor: The pseudo-labels in the logits' dtype and device.
+
+    Raises:
+        TypeError: Not a floating-point tensor.
+        ValueError: Wrong shape, or a value outside ``[0, 1]`` and not NaN.
+    """
+    pseudo_labels = check_state_tensor(
+        'pseudo_labels', pseudo_labels, cls_score,
+        ' (NaN where an entry has no pseudo-label)')
+    if bool(((pseudo_labels < 0) | (pseudo_labels > 1)).any()):
+        raise ValueError('pseudo-labels must lie in [0, 1] (NaN: none)')
+    return pseudo_labels
+
+
 def reduce_loss(loss: Tensor,
                 weight: Optional[Tensor] = None,
                 reduction: str = 'mean',
@@ -301,6 +354,12 @@ class PartialLabelLoss(nn.Module):
 
     loss_fn: Callable = None
     hyperparameters: Dict[str, Hyperparameter] = {}
+    #: Per-sample state the loss reads: names of ``(N, C)`` (or ``(C,)``)
+    #: keyword tensors that a ``PartialLabel*Head`` looks up by
+    #: ``sample_idx`` and passes to every call. Stateless losses read none.
+    state_inputs: Tuple[str, ...] = ()
+    #: The hook that writes that state (named in the errors).
+    state_hook: Optional[str] = None
 
     def __init_subclass__(cls, **kwargs):
         """Give the subclass a constructor whose signature lists its
@@ -363,10 +422,11 @@ class PartialLabelLoss(nn.Module):
             weight (Tensor, optional): ``(N,)`` or ``(N, C)`` weights.
             avg_factor (float, optional): Divisor for ``'mean'``.
             reduction_override (str, optional): Overrides ``reduction``.
-            **kwargs: Further per-call arguments of ``loss_fn`` (none of
-                today's losses takes any; unknown names are refused).
+            **kwargs: The per-sample state of :attr:`state_inputs`, exactly
+                those names.
         """
         reduction = check_reduction(reduction_override or self.reduction)
+        self.check_state(kwargs)
         loss = type(self).loss_fn.compute(
             cls_score,
             target,
@@ -376,6 +436,21 @@ class PartialLabelLoss(nn.Module):
             **self.loss_kwargs(),
             **kwargs)
         return self.loss_weight * loss
+
+    def check_state(self, state: Dict[str, Any]) -> None:
+        """Refuse a call whose per-sample state is not :attr:`state_inputs`
+        (a stateful loss without its head or hook, or an unknown keyword)."""
+        given, wanted = set(state), set(self.state_inputs)
+        if given - wanted:
+            raise TypeError(f'{type(self).__name__} got unexpected keyword '
+                            f'argument(s) {sorted(given - wanted)}')
+        if wanted - given:
+            raise RuntimeError(
+                f'{type(self).__name__} keeps per-sample state and needs '
+                f'{sorted(wanted - given)} at every call: use a head that '
+                "hands it over (type='PartialLabelLinearClsHead' or "
+                "'PartialLabelCSRAClsHead') and add "
+                f"custom_hooks=[dict(type='{self.state_hook}', ...)].")
 
     def extra_repr(self) -> str:
         """The reduction, the weight and every declared hyperparameter (no

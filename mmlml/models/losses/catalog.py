@@ -5,15 +5,21 @@ table that the loss contract tests and the cost benchmark
 A loss with a required hyperparameter gets a typical value; every other
 loss is built with its defaults. Epoch-dependent losses (those with a
 ``set_epoch`` method) need ``loss.set_epoch(epoch, max_epochs)`` outside
-a Runner.
+a Runner, and stateful losses (``state_inputs``) the per-sample state that
+a ``PartialLabel*Head`` hands them: :func:`example_state` makes a
+representative one.
 """
-from typing import Dict
+from typing import Callable, Dict, Tuple
 
-__all__ = ['LOSS_CATALOG']
+import torch
+from torch import Tensor
+
+__all__ = ['LOSS_CATALOG', 'EXAMPLE_STATE', 'example_state']
 
 LOSS_CATALOG: Dict[str, dict] = {
     # Paper losses.
     'HillLoss': {},
+    'EMAPLLoss': {},
     'FocalMarginLoss': {},
     'SPLCLoss': {},
     'LASDLoss':
@@ -22,6 +28,7 @@ LOSS_CATALOG: Dict[str, dict] = {
     dict(max_epochs=10),
     'EMLoss': {},
     'OPMLLoss': {},
+    'OPMLSPLoss': {},
     'ZLPRLoss': {},
     'HighRankRegularizer': {},
     'LossSum':
@@ -35,6 +42,8 @@ LOSS_CATALOG: Dict[str, dict] = {
     'ANLSLoss': {},
     'EPRLoss':
     dict(expected_positives=2.9),
+    'ROLELoss':
+    dict(expected_positives=2.9),
     'LargeLoss': {},
     'PartialFocalLoss': {},
     'PartialAsymmetricLoss': {},
@@ -42,3 +51,46 @@ LOSS_CATALOG: Dict[str, dict] = {
     dict(alpha=0.1),
     'NegativeMSELoss': {},
 }
+
+
+def _example_pseudo_labels(shape: Tuple[int, int],
+                           gen: torch.Generator) -> Tensor:
+    """A third of the entries pseudo-labelled with a soft value in
+    ``(0, 1)``, NaN elsewhere."""
+    values = torch.rand(shape, generator=gen) * 0.98 + 0.01
+    chosen = torch.rand(shape, generator=gen) < 1 / 3
+    return values.masked_fill(~chosen, float('nan'))
+
+
+def _example_label_estimates(shape: Tuple[int, int],
+                             gen: torch.Generator) -> Tensor:
+    """Logits of a label estimator (ROLE), standard normal."""
+    return torch.randn(shape, generator=gen)
+
+
+def _example_class_ap(shape: Tuple[int, int], gen: torch.Generator) -> Tensor:
+    """A per-class vector in ``[0, 1]`` (e.g. a training AP), shape
+    ``(C,)``."""
+    return torch.rand(shape[1], generator=gen)
+
+
+#: How to make an example of each kind of per-sample state, from the
+#: ``(N, C)`` shape of the logits.
+EXAMPLE_STATE: Dict[str,
+                    Callable[[Tuple[int, int], torch.Generator], Tensor]] = {
+                        'pseudo_labels': _example_pseudo_labels,
+                        'label_estimates': _example_label_estimates,
+                        'class_ap': _example_class_ap,
+                    }
+
+
+def example_state(loss, cls_score: Tensor, seed: int = 0) -> Dict[str, Tensor]:
+    """Representative per-sample state for ``loss`` (its ``state_inputs``),
+    on the logits' device and dtype, the same for the same shape and seed.
+    Empty for a stateless loss."""
+    gen = torch.Generator().manual_seed(seed)
+    shape = tuple(cls_score.shape)
+    return {
+        name: EXAMPLE_STATE[name](shape, gen).to(cls_score)
+        for name in getattr(loss, 'state_inputs', ())
+    }

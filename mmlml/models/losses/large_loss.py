@@ -1,53 +1,53 @@
-"""Large Loss Matters (LL-R, LL-Ct), Kim et al., CVPR 2022.
+"""Large Loss Matters (LL-R, LL-Ct, LL-Cp), Kim et al., CVPR 2022.
 
-The per-batch modifications live here; LL-Cp, which makes its corrections
-permanent, needs per-sample state and is not a stateless loss.
+LL-R and LL-Ct modify each batch on its own; LL-Cp makes its corrections
+permanent, which :class:`~mmlml.hooks.LargeLossCorrectionHook` stores in the
+label store with the selection of :func:`large_loss_selection`, the one the
+loss uses.
 """
 import math
 from fractions import Fraction
-from typing import Any, Dict
+from typing import Dict, Optional
 
 import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
 from .base import (POSITIVE, UNKNOWN, PartialLabelLoss, TrainingProgress,
-                   partial_label_loss)
+                   partial_label_loss, prepare_pseudo_labels)
 from .hyperparameters import Choice, Integer, Real, hyperparameters_of
-from .terms import negative_term, positive_term
+from .terms import negative_term, positive_term, soft_bce
 
 __all__ = [
-    'num_large_losses', 'select_large_losses', 'large_loss', 'LargeLoss'
+    'num_large_losses', 'select_large_losses', 'large_loss_selection',
+    'large_loss', 'LargeLoss'
 ]
 
-MODES = ('rejection', 'temporary')
-
-
-class _Mode(Choice):
-    """LL's mode; ``'permanent'`` (LL-Cp) gets its own explanation."""
-
-    def check(self, name: str, value: Any) -> str:
-        if value == 'permanent':
-            raise NotImplementedError(
-                "mode='permanent' (LL-Cp) keeps its corrections across "
-                'epochs, which needs per-sample label state: it is not '
-                "available as a stateless loss; use 'rejection' (LL-R) or "
-                "'temporary' (LL-Ct)")
-        return super().check(name, value)
-
-
+MODES = ('rejection', 'temporary', 'permanent')
+MODE = Choice('rejection', options=MODES)
 DELTA_REL = Real(
     0.002,
     low=0,
     high=1,
-    hint='a fraction per epoch: the official command line takes percent, '
-    'its 0.2 is 0.002 here')
+    hint='a fraction (per epoch; per batch for LL-Cp): the official '
+    'command line takes percent, its 0.2 is 0.002 here')
 
 
-def num_large_losses(num_entries: int, epoch: int, delta_rel: float) -> int:
-    r"""How many unannotated losses LL modifies in a batch:
-    :math:`k = \lceil N C \cdot \text{epoch} \cdot \delta \rceil` with the
-    0-based ``epoch`` (none in the first epoch).
+def num_large_losses(num_entries: int,
+                     epoch: int,
+                     delta_rel: float,
+                     mode: str = 'rejection') -> int:
+    r"""How many unannotated losses LL modifies in a batch of
+    ``num_entries`` = :math:`N C` entries, with the 0-based ``epoch`` (none
+    in the first epoch):
+
+    .. math::
+        k = \begin{cases}
+        \lceil N C \cdot \text{epoch} \cdot \delta \rceil
+            & \text{rejection, temporary (the rate grows each epoch)},\\
+        \lceil N C \delta \rceil \cdot [\text{epoch} \ge 1]
+            & \text{permanent (a fixed number per batch)}.
+        \end{cases}
 
     ``delta_rel`` is read as the decimal it prints as, so that
     ``num_entries * epoch * delta_rel`` is exact (``1000 * 0.002`` gives
@@ -56,8 +56,10 @@ def num_large_losses(num_entries: int, epoch: int, delta_rel: float) -> int:
     """
     if epoch < 0:
         raise ValueError(f'epoch must be >= 0, got {epoch}')
+    mode = MODE.validate('mode', mode)
     delta = Fraction(repr(DELTA_REL.validate('delta_rel', delta_rel)))
-    return math.ceil(num_entries * epoch * delta)
+    factor = min(epoch, 1) if mode == 'permanent' else epoch
+    return math.ceil(num_entries * factor * delta)
 
 
 def select_large_losses(loss: Tensor, candidates: Tensor, k: int) -> Tensor:
@@ -83,24 +85,66 @@ def select_large_losses(loss: Tensor, candidates: Tensor, k: int) -> Tensor:
     return candidates & (ranked >= threshold)
 
 
-@partial_label_loss(
-    epoch=Integer(low=0),
-    mode=_Mode('rejection', options=MODES),
-    delta_rel=DELTA_REL)
-def large_loss(cls_score: Tensor, target: Tensor, epoch: int, mode: str,
-               delta_rel: float) -> Tensor:
-    r"""Binary cross-entropy (unannotated assumed negative) whose largest
-    unannotated losses are rejected or corrected for this batch.
+def large_loss_selection(cls_score: Tensor,
+                         target: Tensor,
+                         epoch: int,
+                         mode: str,
+                         delta_rel: float,
+                         pseudo_labels: Optional[Tensor] = None) -> Tensor:
+    r"""The entries of a batch whose loss LL rejects or corrects: the
+    :math:`k` = :func:`num_large_losses` largest losses
+    :math:`-\log(1 - p)` (the loss under the negative assumption) among
+    the candidates, the unannotated entries (``target == 0``) without a
+    pseudo-label (``pseudo_labels`` NaN; LL-Cp's earlier corrections are
+    no candidates), with the ties of :func:`select_large_losses`.
 
-    From the second epoch (``epoch >= 1``, 0-based) the
-    :math:`k` = :func:`num_large_losses` largest losses among the
-    *unannotated* entries, ranked by their loss :math:`-\log(1 - p)` under
-    the negative assumption, are modified:
+    :class:`LargeLoss` and :class:`~mmlml.hooks.LargeLossCorrectionHook`
+    both call it, so the hook stores exactly what the loss corrected.
+
+    Args:
+        cls_score (Tensor): Checked logits ``(N, C)`` (see
+            :func:`~.base.prepare_inputs`).
+        target (Tensor): Checked dense tri-state target ``(N, C)``.
+        epoch (int): 0-based training epoch.
+        mode (str): ``'rejection'``, ``'temporary'`` or ``'permanent'``.
+        delta_rel (float): :math:`\delta`.
+        pseudo_labels (Tensor, optional): ``(N, C)``, NaN where an entry
+            has no pseudo-label. Defaults to None (none has one).
+
+    Returns:
+        Tensor: ``(N, C)`` bool mask.
+    """
+    k = num_large_losses(cls_score.numel(), epoch, delta_rel, mode)
+    candidates = target == UNKNOWN
+    if pseudo_labels is not None:
+        candidates = candidates & torch.isnan(pseudo_labels)
+    return select_large_losses(negative_term(cls_score), candidates, k)
+
+
+@partial_label_loss(epoch=Integer(low=0), mode=MODE, delta_rel=DELTA_REL)
+def large_loss(cls_score: Tensor,
+               target: Tensor,
+               epoch: int,
+               mode: str,
+               delta_rel: float,
+               pseudo_labels: Optional[Tensor] = None) -> Tensor:
+    r"""Binary cross-entropy (unannotated assumed negative) whose largest
+    unannotated losses are rejected or corrected.
+
+    From the second epoch (``epoch >= 1``, 0-based) the entries of
+    :func:`large_loss_selection` (the :math:`k` = :func:`num_large_losses`
+    largest losses :math:`-\log(1 - p)` among the unannotated entries
+    without a pseudo-label) are modified; with ``mode='permanent'`` the
+    entries corrected in earlier batches (pseudo-label :math:`s`, 1 for
+    LL-Cp's corrections) are fitted to it:
 
     .. math::
         \ell = \begin{cases}
-        -\log p & t = 1 \text{, or selected and mode temporary} \\
+        -\log p & t = 1 \text{, or selected and mode temporary or
+            permanent} \\
         0 & \text{selected and mode rejection} \\
+        -[s\log p + (1 - s)\log(1 - p)]
+            & t = 0 \text{ with a pseudo-label } s \text{ (permanent)} \\
         -\log(1 - p) & \text{otherwise}
         \end{cases}
 
@@ -110,51 +154,97 @@ def large_loss(cls_score: Tensor, target: Tensor, epoch: int, mode: str,
         cls_score (Tensor): Logits ``(N, C)``.
         target (Tensor): Tri-state target ``(N, C)`` or indices ``(N,)``.
         epoch (int): 0-based training epoch.
-        mode (str): ``'rejection'`` (LL-R) or ``'temporary'`` (LL-Ct).
-            Defaults to ``'rejection'``.
-        delta_rel (float): Growth :math:`\delta` of the modified fraction
-            per epoch. Defaults to 0.002.
+        mode (str): ``'rejection'`` (LL-R), ``'temporary'`` (LL-Ct) or
+            ``'permanent'`` (LL-Cp). Defaults to ``'rejection'``.
+        delta_rel (float): :math:`\delta`: growth of the modified fraction
+            per epoch (R, Ct), the corrected fraction of each batch (Cp).
+            Defaults to 0.002.
+        pseudo_labels (Tensor, optional): ``(N, C)`` earlier corrections
+            (NaN where none), required with ``mode='permanent'`` (all NaN
+            before the first) and refused otherwise.
         weight, reduction, avg_factor: See
             :func:`~.base.reduce_loss`.
     """
-    k = num_large_losses(cls_score.numel(), epoch, delta_rel)
+    if (pseudo_labels is None) == (mode == 'permanent'):
+        raise ValueError(
+            "pseudo_labels (the permanent corrections, NaN where none) are "
+            "required with mode='permanent' and refused with the other "
+            f'modes, got mode={mode!r} and '
+            f'{"no" if pseudo_labels is None else ""} pseudo_labels')
+    if pseudo_labels is not None:
+        pseudo_labels = prepare_pseudo_labels(pseudo_labels, cls_score)
     loss_neg = negative_term(cls_score)
     loss_pos = positive_term(cls_score)
     loss = torch.where(target == POSITIVE, loss_pos, loss_neg)
-    selected = select_large_losses(loss_neg, target == UNKNOWN, k)
+    selected = large_loss_selection(cls_score, target, epoch, mode, delta_rel,
+                                    pseudo_labels)
     if mode == 'rejection':
         return loss.masked_fill(selected, 0.0)
-    return torch.where(selected, loss_pos, loss)
+    loss = torch.where(selected, loss_pos, loss)
+    if pseudo_labels is None:
+        return loss
+    corrected = ~torch.isnan(pseudo_labels) & (target == UNKNOWN)
+    return torch.where(corrected,
+                       soft_bce(cls_score, pseudo_labels.nan_to_num(1.0)),
+                       loss)
 
 
 @MODELS.register_module()
 class LargeLoss(TrainingProgress, PartialLabelLoss):
-    r"""Large Loss Matters: reject (LL-R) or temporarily correct (LL-Ct) the
-    largest assumed-negative losses of each batch.
+    r"""Large Loss Matters: reject (LL-R), temporarily correct (LL-Ct) or
+    permanently correct (LL-Cp) the largest assumed-negative losses of each
+    batch.
 
     Binary cross-entropy with unannotated labels assumed negative; from
-    the second epoch on, in every batch, the
-    :math:`k = \lceil N C (e - 1) \delta \rceil` largest losses (1-based
-    epoch :math:`e`) among the unannotated entries are treated as likely
-    false negatives: LL-R gives them weight 0, LL-Ct flips their target to
-    1 for this batch only. As in the official code, :math:`k` is counted
-    over all ``N x C`` entries of the batch, the ranking uses the loss
-    under target 0, and entries tied with the :math:`k`-th are included.
-    Unlike it, observed positives and negatives are never selected (the
-    official code could select observed entries once :math:`k` exceeds the
-    unannotated entries with nonzero loss); :math:`k` beyond the number of
-    unannotated entries selects them all.
+    the second epoch on, in every batch, the :math:`k` largest losses among
+    the unannotated entries are treated as likely false negatives
+    (:func:`large_loss_selection`):
+
+    - LL-R (``'rejection'``) gives them weight 0 and LL-Ct
+      (``'temporary'``) flips their target to 1, for this batch only, with
+      :math:`k = \lceil N C (e - 1) \delta \rceil` (1-based epoch
+      :math:`e`): the modified fraction grows by :math:`\delta` each epoch.
+    - LL-Cp (``'permanent'``) flips the target of
+      :math:`k = \lceil N C \delta \rceil` entries per batch (a fixed
+      number) and keeps the flip: :class:`~mmlml.hooks.
+      LargeLossCorrectionHook` stores the batch's corrected entries in the
+      label store after each iteration, and from then on they are positives
+      (:math:`-\log p`, read back as ``pseudo_labels``) and no longer
+      candidates. The batch that selects an entry already uses the flipped
+      target, as in the official code.
+
+    As in the official code, :math:`k` is counted over all ``N x C``
+    entries of the batch, the ranking uses the loss under target 0, and
+    entries tied with the :math:`k`-th are included. Unlike it, observed
+    positives and negatives are never selected (the official code could
+    select observed entries once :math:`k` exceeds the unannotated entries
+    with nonzero loss); :math:`k` beyond the number of unannotated entries
+    selects them all.
+
+    Paper vs official code (LL-Cp): the official code picks LL-Cp's
+    :math:`k` and its permanent update with ``P['mod_scheme'] is
+    'LL-Cp'``, an identity test of strings that is false for a
+    command-line argument, so its LL-Cp runs as LL-Ct (a growing
+    :math:`k`, nothing kept). This is the method the paper describes and
+    the code intends (``==``), with one difference: the intended code
+    flips the entries whose loss is at least the :math:`k`-th largest but
+    keeps only those strictly above it (:math:`k - 1` of them without
+    ties); here the kept entries are exactly the flipped ones.
 
     The epoch comes from MMEngine's ``MessageHub`` during training (see
     :class:`TrainingProgress`); call :meth:`set_epoch` outside a Runner.
 
-    ``delta_rel`` is a fraction per epoch: the official command line takes
-    percent (its ``0.2`` is ``0.002`` here). Selected values in percent
-    (LL-R / LL-Ct / LL-Cp): VOC 0.2 / 0.2 / 0.1, COCO and NUS-WIDE
-    0.4 / 0.2 / 0.2, CUB 0.4 / 0.4 / 0.2. The default 0.002 is VOC's LL-R
-    and LL-Ct, and COCO's and NUS-WIDE's LL-Ct. LL-Cp (``mode='permanent'``)
-    keeps its corrections across epochs and needs per-sample label state,
-    so this stateless loss refuses it.
+    ``delta_rel`` is a fraction (per epoch for LL-R and LL-Ct, per batch
+    for LL-Cp): the official command line takes percent (its ``0.2`` is
+    ``0.002`` here). Selected values in percent (LL-R / LL-Ct / LL-Cp): VOC
+    0.2 / 0.2 / 0.1, COCO and NUS-WIDE 0.4 / 0.2 / 0.2, CUB 0.4 / 0.4 /
+    0.2. The default 0.002 is VOC's LL-R and LL-Ct, COCO's and NUS-WIDE's
+    LL-Ct and LL-Cp, and CUB's LL-Cp.
+
+    ``mode='permanent'`` needs ``model.head.type='PartialLabelLinearClsHead'``
+    (or another ``PartialLabel*Head``) and
+    ``custom_hooks=[dict(type='LargeLossCorrectionHook')]``; the head then
+    hands the loss the batch's earlier corrections as ``pseudo_labels``.
 
     Official scale: mean over ``N x C``. With MMPretrain's head
     (``avg_factor=N``) use ``loss_weight=1 / C`` to reproduce it.
@@ -163,16 +253,30 @@ class LargeLoss(TrainingProgress, PartialLabelLoss):
     Multi-Label Classification", CVPR 2022.
 
     Args:
-        mode (str): ``'rejection'`` (LL-R) or ``'temporary'`` (LL-Ct).
-            Defaults to ``'rejection'``.
-        delta_rel (float): :math:`\delta`, growth of the modified fraction
-            per epoch, in ``[0, 1]``. Defaults to 0.002.
+        mode (str): ``'rejection'`` (LL-R), ``'temporary'`` (LL-Ct) or
+            ``'permanent'`` (LL-Cp). Defaults to ``'rejection'``.
+        delta_rel (float): :math:`\delta` in ``[0, 1]``: growth of the
+            modified fraction per epoch (R, Ct), or the fraction of each
+            batch corrected (Cp). Defaults to 0.002.
         reduction (str), loss_weight (float): See
             :class:`~.base.PartialLabelLoss`.
+
+    Example:
+        >>> model = dict(head=dict(type='PartialLabelLinearClsHead',
+        ...     loss=dict(_delete_=True, type='LargeLoss', mode='permanent',
+        ...               delta_rel=0.001)))
+        >>> custom_hooks = [dict(type='LargeLossCorrectionHook')]
     """
 
     loss_fn = large_loss
     hyperparameters = hyperparameters_of(large_loss, 'mode', 'delta_rel')
+    state_hook = 'LargeLossCorrectionHook'
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        if self.mode == 'permanent':
+            # Only LL-Cp reads per-sample state: its earlier corrections.
+            self.state_inputs = ('pseudo_labels', )
 
     def loss_kwargs(self) -> Dict:
         return dict(super().loss_kwargs(), epoch=self.current_epoch())

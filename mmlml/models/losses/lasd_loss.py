@@ -151,7 +151,10 @@ class LASDLoss(PartialLabelLoss):
         :math:`\alpha \Phi(x)`, the squared distances between the
         predictions for an image and two random augmentations of it
         (eq. 7-8). It needs several views of each image and so is not part
-        of this loss; it is not available in mmlml yet.
+        of this loss: the model
+        :class:`~mmlml.models.classifiers.ConsistencyClassifier` adds it
+        (``consistency_weight`` :math:`\alpha`), with this loss in its head
+        on the original view; see ``configs/demo/lasd_cr.py``.
 
     Note:
         Scale: eq. 6 sums over the classes of an image; there is no official

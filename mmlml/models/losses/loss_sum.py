@@ -21,8 +21,9 @@ class LossSum(nn.Module):
             dict(type='HighRankRegularizer', loss_weight=1e-3)])))
 
     Each member keeps its own ``loss_weight`` and ``reduction``; every call
-    argument (``avg_factor``, ``weight``, ``reduction_override``, and any
-    per-call tensor) goes to every member, so members must accept them.
+    argument (``avg_factor``, ``weight``, ``reduction_override``) goes to
+    every member, and each per-sample state tensor only to the members
+    that read it (their ``state_inputs``; the sum reads the union).
 
     Args:
         losses (Sequence[dict | nn.Module]): Configs (built with the MODELS
@@ -43,12 +44,22 @@ class LossSum(nn.Module):
                                 f'or an nn.Module, got {type(loss).__name__}')
             built.append(loss)
         self.losses = nn.ModuleList(built)
+        names = [getattr(loss, 'state_inputs', ()) for loss in built]
+        self.state_inputs = tuple(dict.fromkeys(n for ns in names for n in ns))
+        hooks = [getattr(loss, 'state_hook', None) for loss in built]
+        self.state_hook = next((h for h in hooks if h), None)
 
     def forward(self, cls_score: Tensor, target: Tensor, *args,
                 **kwargs) -> Tensor:
         """Sum of ``loss(cls_score, target, *args, **kwargs)`` over the
-        members."""
-        total = self.losses[0](cls_score, target, *args, **kwargs)
-        for loss in self.losses[1:]:
-            total = total + loss(cls_score, target, *args, **kwargs)
+        members, each given the state tensors it reads."""
+        state = {k: kwargs.pop(k) for k in self.state_inputs if k in kwargs}
+        total = 0
+        for loss in self.losses:
+            mine = {
+                k: v
+                for k, v in state.items()
+                if k in getattr(loss, 'state_inputs', ())
+            }
+            total = total + loss(cls_score, target, *args, **kwargs, **mine)
         return total

@@ -1,0 +1,126 @@
+"""What a multi-label head needs to hand per-sample state to its loss."""
+from typing import Dict, List, NamedTuple, Optional
+
+import torch
+import torch.nn as nn
+from mmpretrain.structures import label_to_onehot
+from torch import Tensor
+
+from mmlml.registry import MODELS
+from mmlml.structures import LabelStore, sample_indices
+
+__all__ = ['LabelStateMixin', 'LossInputs']
+
+
+class LossInputs(NamedTuple):
+    """The inputs of the head's last training loss, for hooks."""
+
+    #: ``(B,)`` int64 ``sample_idx`` of the batch, on the CPU.
+    indices: Tensor
+    #: ``(B, C)`` logits, detached.
+    cls_score: Tensor
+    #: ``(B, C)`` target the loss received (before the loss's own
+    #: corrections), detached.
+    target: Tensor
+
+
+class LabelStateMixin:
+    """Mixin for MMPretrain multi-label heads: look the batch's per-sample
+    state up by ``sample_idx`` and hand it to the loss.
+
+    A loss declares the state it reads in its ``state_inputs`` class
+    attribute (names of keyword tensors, e.g. ``('pseudo_labels',)``);
+    stateless losses declare none and the head then behaves exactly like
+    the MMPretrain head it extends. Each name is served by
+
+    - :attr:`label_estimator`, a learnable per-sample module of the model
+      (ROLE's label estimates), for the names in its ``provides``;
+    - otherwise :attr:`label_store`, a :class:`~mmlml.structures.LabelStore`
+      that the method's hook creates and attaches before training (hooks
+      write it, the head only reads it).
+
+    After each training loss, :attr:`last_loss_inputs` holds the batch's
+    indices, detached logits and target, which the stateful hooks read to
+    update the store from the training forward pass (no extra pass).
+
+    Put it before the head class it extends, e.g.
+    ``class MyHead(LabelStateMixin, SomeMultiLabelClsHead): pass``.
+
+    Args:
+        label_estimator (dict | nn.Module, optional): A learnable
+            per-sample module (ROLE's label estimator): a submodule, so the
+            optimizer trains it and checkpoints hold it. Defaults to None.
+        *args, **kwargs: The arguments of the extended head.
+    """
+
+    label_store: Optional[LabelStore] = None
+    # Declared without a class-level value: a class attribute would shadow
+    # the submodule, which nn.Module keeps in ``_modules``.
+    label_estimator: Optional[nn.Module]
+    last_loss_inputs: Optional[LossInputs] = None
+
+    def __init__(self,
+                 *args,
+                 label_estimator: Optional[dict] = None,
+                 **kwargs):
+        super().__init__(*args, **kwargs)
+        if label_estimator is not None and not isinstance(
+                label_estimator, nn.Module):
+            label_estimator = MODELS.build(label_estimator)
+        self.label_estimator = label_estimator
+
+    def attach_label_store(self, store: LabelStore) -> None:
+        """Serve the loss's state from ``store`` (called by the hooks)."""
+        self.__dict__['label_store'] = store  # not a submodule: not saved
+
+    def label_state(self, indices: Tensor, names: List[str],
+                    cls_score: Tensor) -> Dict[str, Tensor]:
+        """The state named ``names`` for the samples ``indices``."""
+        estimator = self.label_estimator
+        from_estimator = [
+            name for name in names
+            if name in getattr(estimator, 'provides', ())
+        ]
+        state = {}
+        if from_estimator:
+            state.update(estimator(indices.to(cls_score.device)))
+        rest = [name for name in names if name not in from_estimator]
+        if rest:
+            if self.label_store is None:
+                loss = type(self.loss_module).__name__
+                hook = getattr(self.loss_module, 'state_hook', None)
+                raise RuntimeError(
+                    f'{loss} reads {rest} from the label store, but none '
+                    'is attached to the head: add '
+                    f"custom_hooks=[dict(type='{hook}', ...)] to the "
+                    'config (the hook creates, updates and checkpoints the '
+                    'store).')
+            state.update(
+                self.label_store.batch_state(indices, rest, cls_score.device))
+        return state
+
+    def _get_loss(self, cls_score: Tensor, data_samples: List, **kwargs):
+        """Hand the loss its declared state, compute it, and keep the
+        inputs for the hooks (while a store is attached)."""
+        names = list(getattr(self.loss_module, 'state_inputs', ()))
+        if not names and self.label_store is None:
+            return super()._get_loss(cls_score, data_samples, **kwargs)
+        indices = sample_indices(
+            data_samples, getattr(self.label_store, 'num_samples', None))
+        kwargs.update(self.label_state(indices, names, cls_score))
+        losses = super()._get_loss(cls_score, data_samples, **kwargs)
+        if self.training:
+            self.last_loss_inputs = LossInputs(
+                indices, cls_score.detach(),
+                stack_target(data_samples, cls_score.size(1)))
+        return losses
+
+
+def stack_target(data_samples: List, num_classes: int) -> Tensor:
+    """The batch's target as MMPretrain's multi-label heads build it: the
+    stacked ``gt_score``, else the one-hot ``gt_label``."""
+    if 'gt_score' in data_samples[0]:
+        return torch.stack([s.gt_score.float() for s in data_samples])
+    return torch.stack([
+        label_to_onehot(s.gt_label, num_classes) for s in data_samples
+    ]).float()

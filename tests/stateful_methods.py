@@ -1,0 +1,165 @@
+"""The stateful methods as config overrides of the tiny demo config, and
+the hooks the stateful training tests add (importable by a torchrun
+subprocess through ``custom_imports``)."""
+import os.path as osp
+import textwrap
+
+import pytest
+import torch
+from mmengine.config import Config
+from mmengine.dist import get_rank
+from mmengine.hooks import Hook
+from mmengine.model import is_model_wrapper
+from mmengine.runner import Runner
+
+from mmlml.registry import HOOKS
+
+
+def store_method(loss, *hooks):
+    """The overrides of a method made of a loss (read by a
+    ``PartialLabelLinearClsHead``) and the hooks that keep its state."""
+    return dict(
+        model=dict(
+            head=dict(
+                type='PartialLabelLinearClsHead',
+                loss=dict(_delete_=True, **loss))),
+        custom_hooks=list(hooks))
+
+
+#: Method name -> the ``model`` and ``custom_hooks`` of its config (the
+#: tiny demo config trains 3 epochs of 4 iterations).
+METHODS = {
+    'em_apl':
+    dict(
+        model=dict(
+            head=dict(
+                type='PartialLabelLinearClsHead',
+                loss=dict(
+                    _delete_=True, type='EMAPLLoss', alpha=0.2, beta=0.5))),
+        custom_hooks=[dict(type='APLHook', warmup_epochs=1)]),
+    'em_apl_extra_pass':
+    dict(
+        model=dict(
+            head=dict(
+                type='PartialLabelLinearClsHead',
+                loss=dict(
+                    _delete_=True, type='EMAPLLoss', alpha=0.2, beta=0.5))),
+        custom_hooks=[dict(type='APLHook', warmup_epochs=1, extra_pass=True)]),
+    'll_cp':
+    store_method(
+        dict(type='LargeLoss', mode='permanent', delta_rel=0.01),
+        dict(type='LargeLossCorrectionHook')),
+    'opml_sp':
+    store_method(
+        dict(
+            type='LossSum',
+            losses=[
+                dict(type='OPMLSPLoss', rho=0.5),
+                dict(type='HighRankRegularizer'),
+            ]), dict(type='ClassAPCorrectionHook', warmup_epochs=1,
+                     delta=1.0)),
+    'role':
+    dict(
+        model=dict(
+            head=dict(
+                type='PartialLabelLinearClsHead',
+                loss=dict(
+                    _delete_=True, type='ROLELoss', expected_positives=2.49),
+                label_estimator=dict(
+                    type='ROLELabelEstimator', num_samples=51,
+                    num_classes=20))),
+        custom_hooks=[dict(type='LabelEstimatorHook')]),
+}
+
+
+def method_config(tiny_demo_config,
+                  tmp_path,
+                  method,
+                  name,
+                  extra_hooks=(),
+                  max_epochs=3):
+    """The tiny demo config (see conftest.py) with the method (a name of
+    :data:`METHODS` or a dict like its values), a deterministic training
+    pipeline (no random flip) and a checkpoint every epoch."""
+    base = tiny_demo_config(max_epochs=max_epochs)
+    overrides = METHODS[method] if isinstance(method, str) else method
+    hooks = overrides['custom_hooks'] + list(extra_hooks)
+    path = tmp_path / f'{name}.py'
+    path.write_text(
+        textwrap.dedent(f"""
+        _base_ = [{base!r}]
+        custom_imports = dict(
+            imports=['mmlml', 'stateful_methods'],
+            allow_failed_imports=False)
+        train_dataloader = dict(
+            dataset=dict(dataset=dict(pipeline=[dict(type='PackInputs')])))
+        model = {overrides['model']!r}
+        custom_hooks = {hooks!r}
+        default_hooks = dict(
+            checkpoint=dict(interval=1, max_keep_ckpts=-1, save_best=None))
+        work_dir = {str(tmp_path / name)!r}
+        """))
+    return str(path)
+
+
+def method_runner(tiny_demo_config,
+                  tmp_path,
+                  model,
+                  hooks,
+                  name='method',
+                  max_epochs=3):
+    """A Runner of :func:`method_config` for a ``model`` and ``hooks``."""
+    config = method_config(
+        tiny_demo_config,
+        tmp_path,
+        dict(model=model, custom_hooks=hooks),
+        name,
+        max_epochs=max_epochs)
+    return Runner.from_cfg(Config.fromfile(config))
+
+
+def assert_fails_before_training(runner, error, match):
+    """``runner.train()`` raises ``error`` before the first iteration."""
+    with pytest.raises(error, match=match):
+        runner.train()
+    assert runner.iter == 0  # nothing was trained
+
+
+class StopTraining(Exception):
+    """Raised by :class:`InterruptAfterEpoch`."""
+
+
+@HOOKS.register_module()
+class InterruptAfterEpoch(Hook):
+    """Stop training after (1-based) ``epoch``, once its checkpoint is
+    saved, as a crash would."""
+
+    priority = 'LOWEST'
+
+    def __init__(self, epoch):
+        self.epoch = epoch
+
+    def after_train_epoch(self, runner):
+        if runner.epoch + 1 == self.epoch:
+            raise StopTraining
+
+
+@HOOKS.register_module()
+class DumpLabelState(Hook):
+    """Save every rank's label store table and head state at the end of
+    training to ``{work_dir}/state_rank{r}.pth``."""
+
+    priority = 'LOWEST'
+
+    def after_train(self, runner):
+        model = runner.model.module if is_model_wrapper(
+            runner.model) else runner.model
+        store = model.head.label_store
+        torch.save(
+            dict(
+                table=None if store is None else store.table.clone(),
+                class_state={} if store is None else dict(store.class_state),
+                head={
+                    k: v.clone()
+                    for k, v in model.head.state_dict().items()
+                }), osp.join(runner.work_dir, f'state_rank{get_rank()}.pth'))

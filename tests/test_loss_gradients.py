@@ -1,0 +1,316 @@
+"""Tests of mmlml.analysis.loss_gradients and of its command line,
+tools/analysis/plot_loss_gradients.py."""
+import csv
+import os.path as osp
+import sys
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+from conftest import ROOT
+from mmengine.logging import MessageHub
+
+from mmlml.analysis import loss_gradients as lg
+
+sys.path.insert(0, osp.join(ROOT, 'tools', 'analysis'))
+import plot_loss_gradients  # noqa: E402
+
+PROBS = np.linspace(0.01, 0.99, 33)
+
+
+class BatchMeanLoss(nn.Module):
+    """A loss with a term on the batch mean: not element-wise."""
+
+    def forward(self, cls_score, target, **kwargs):
+        prob = cls_score.sigmoid()
+        return prob.sum() + prob.mean(0).sum()**2
+
+
+class SoftmaxLoss(nn.Module):
+    """Couples the classes of a sample (log-sum-exp over classes)."""
+
+    def forward(self, cls_score, target, **kwargs):
+        return torch.logsumexp(cls_score, dim=1).sum()
+
+
+class HubProgressLoss(nn.Module):
+    """``epoch / max_epochs * x``: the gradient is the training progress,
+    read from the MessageHub."""
+
+    progress = None
+
+    def forward(self, cls_score, target, **kwargs):
+        progress = self.progress
+        if progress is None:
+            hub = MessageHub.get_current_instance()
+            progress = hub.get_info('epoch') / hub.get_info('max_epochs')
+        return (progress * cls_score).sum()
+
+
+class EpochScaledLoss(HubProgressLoss):
+    """The same, with the progress set by ``set_epoch``."""
+
+    def set_epoch(self, epoch, max_epochs=None):
+        self.progress = epoch / max_epochs
+
+
+class CountingLoss(nn.Module):
+    """A stateful loss: its value grows with the number of calls."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, cls_score, target, **kwargs):
+        self.calls += 1
+        return self.calls * cls_score.sum()
+
+
+def read_csv(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.parametrize('value', [0, 1, -1])
+def test_sigmoid_cross_entropy_gradient_is_p_minus_y(value):
+    loss = lg.build_loss(dict(type='CrossEntropyLoss', use_sigmoid=True))
+    assert not lg.uses_tri_state_targets(loss)
+    # MMPretrain's losses know no -1: an observed negative is a 0.
+    np.testing.assert_allclose(
+        lg.loss_gradient(loss, PROBS, value),
+        PROBS - (1.0 if value == 1 else 0.0),
+        atol=1e-6)
+
+
+@pytest.mark.parametrize('value', [0, 1, -1])
+def test_an_loss_gradient_is_p_minus_y(value):
+    grad = lg.loss_gradient(lg.build_loss('ANLoss'), PROBS, value)
+    np.testing.assert_allclose(
+        grad, PROBS - (1.0 if value == 1 else 0.0), atol=1e-6)
+
+
+def test_hill_gradient_on_negatives():
+    loss = lg.build_loss(dict(type='HillLoss', lamb=1.5))
+    grad = lg.loss_gradient(loss, PROBS, 0)
+    np.testing.assert_allclose(grad, 3 * PROBS**2 * (1 - PROBS)**2, atol=1e-6)
+    peak = lg.loss_gradient(loss, [0.5], 0, check_batch=False)
+    assert peak[0] == pytest.approx(0.1875, abs=1e-6)
+
+
+def test_tri_state_targets_for_mmlml_losses_only():
+    for cfg in ('ANLoss', 'HighRankRegularizer',
+                dict(type='LossSum', losses=[dict(type='ANLoss')])):
+        assert lg.uses_tri_state_targets(lg.build_loss(cfg))
+    assert not lg.uses_tri_state_targets(lg.build_loss('AsymmetricLoss'))
+
+
+def test_loss_weight_and_context_do_not_change_elementwise_losses():
+    loss = lg.build_loss(
+        dict(type='CrossEntropyLoss', use_sigmoid=True, loss_weight=2.0))
+    grad = lg.loss_gradient(loss, PROBS, 0, lg.EvalSettings(3, 4.0))
+    np.testing.assert_allclose(grad, 2 * PROBS, atol=1e-6)
+    assert lg.gradient_coupling(loss, PROBS, 0) == dict(
+        batch=False, classes=False)
+
+
+def test_batch_coupled_loss_is_refused_without_context():
+    loss = BatchMeanLoss()
+    assert lg.gradient_coupling(loss, PROBS, 0)['batch']
+    with pytest.raises(ValueError, match='batch'):
+        lg.loss_gradient(loss, PROBS, 0)
+    # In a batch of 4 with 3 context samples (2 classes, all logits 0 but
+    # the grid's): L = sum p + (sum_c mean_n p_nc)^2.
+    settings = lg.EvalSettings(num_classes=2, batch_context=3)
+    grad = lg.loss_gradient(loss, PROBS, 0, settings)
+    dp = PROBS * (1 - PROBS)
+    total = (PROBS + 3 * 0.5) / 4 + 0.5
+    np.testing.assert_allclose(grad, dp + 2 * total * dp / 4, atol=1e-6)
+
+
+def test_class_coupled_loss_uses_the_context():
+    loss = SoftmaxLoss()
+    settings = lg.EvalSettings(num_classes=3)
+    coupling = lg.gradient_coupling(loss, PROBS, 0, settings)
+    assert coupling == dict(batch=False, classes=True)
+    grad = lg.loss_gradient(loss, PROBS, 0, settings)
+    odds = PROBS / (1 - PROBS)  # e^x; the two context logits are 0
+    np.testing.assert_allclose(grad, odds / (odds + 2), atol=1e-6)
+
+
+def test_epoch_is_passed_to_set_epoch_of_a_copy():
+    loss = EpochScaledLoss()
+    grad = lg.loss_gradient(loss, PROBS, 0,
+                            lg.EvalSettings(epoch=3, max_epochs=12))
+    np.testing.assert_allclose(grad, 0.25)
+    assert loss.progress is None  # the original is untouched
+    # A loss that reads the MessageHub sees the epoch there.
+    loss = HubProgressLoss()
+    assert not lg.is_epoch_dependent(loss)
+    grad = lg.loss_gradient(loss, PROBS, 0,
+                            lg.EvalSettings(epoch=6, max_epochs=8))
+    np.testing.assert_allclose(grad, 0.75)
+
+
+def test_stateful_loss_is_evaluated_on_a_copy():
+    loss = CountingLoss()
+    for _ in range(2):
+        np.testing.assert_allclose(lg.loss_gradient(loss, PROBS, 0), 1.0)
+    assert loss.calls == 0
+
+
+def test_settings_are_checked():
+    for kwargs in (dict(num_classes=1), dict(batch_context=-1)):
+        with pytest.raises(ValueError):
+            lg.EvalSettings(**kwargs)
+    for probs, value in (([0.0, 0.5], 0), ([0.5], 2)):
+        with pytest.raises(ValueError):
+            lg.loss_gradient(lg.build_loss('ANLoss'), probs, value)
+
+
+def test_training_progress_restores_the_message_hub():
+    info = MessageHub.get_current_instance().runtime_info
+    before = dict(info)
+    with lg.training_progress(4, 9):
+        assert info['epoch'] == 4 and info['max_epochs'] == 9
+    assert dict(info) == before
+
+
+def test_probability_grid():
+    grid = lg.probability_grid(5, (0.1, 0.9), 'logit')
+    logits = np.log(grid / (1 - grid))
+    np.testing.assert_allclose(np.diff(logits), np.diff(logits)[0])
+    assert grid[0] == pytest.approx(0.1) and grid[-1] == pytest.approx(0.9)
+    np.testing.assert_allclose(
+        lg.probability_grid(3, (0.2, 0.6)), [0.2, 0.4, 0.6])
+    for args in ((1, ), (5, (0.0, 0.5)), (5, (0.1, 0.9), 'log')):
+        with pytest.raises(ValueError):
+            lg.probability_grid(*args)
+
+
+def test_compute_curves_epochs_and_skips():
+    specs = [
+        lg.CurveSpec(dict(type='GRLoss', max_epochs=8)),
+        lg.CurveSpec(dict(type='HighRankRegularizer')),
+        lg.CurveSpec(
+            dict(type='ZLPRLoss'),
+            label='ZLPR',
+            targets=('observed_negative', )),
+    ]
+    curves, messages = lg.compute_curves(specs, ('negative', ), PROBS)
+    kinds = [(c.spec.cfg['type'], c.kind) for c in curves]
+    assert kinds == [('GRLoss', 'negative'), ('ZLPRLoss', 'observed_negative')]
+    assert curves[0].label() == 'GRLoss(max_epochs=8) [epoch 0]'
+    assert curves[1].label() == 'ZLPR [ctx: C=20, x_ctx=0]'
+    assert 'evaluated at epoch 0' in messages[0]
+    assert 'skipped HighRankRegularizer (negative)' in messages[1]
+    assert '--batch-context' in messages[1]
+    settings = lg.EvalSettings(batch_context=2, epoch=7, max_epochs=8)
+    curves, messages = lg.compute_curves(specs[:2], ('negative', ), PROBS,
+                                         settings)
+    assert not messages
+    assert curves[0].notes == ['epoch 7/8']
+    assert curves[1].notes == ['batch ctx: 2']
+    assert not np.allclose(
+        curves[0].grad,
+        lg.compute_curves(specs[:1], ('negative', ), PROBS)[0][0].grad)
+
+
+def test_unknown_loss_gives_a_clear_error():
+    with pytest.raises(ValueError) as info:
+        lg.build_loss('HilLoss')
+    message = str(info.value)
+    assert "unknown loss 'HilLoss'" in message
+    assert 'Did you mean HillLoss' in message
+    assert 'Registered losses' in message and 'CrossEntropyLoss' in message
+    with pytest.raises(ValueError, match='cannot build'):
+        lg.build_loss(dict(type='HillLoss', colour=1))
+
+
+def test_presets_are_registered_losses_and_copies():
+    for name, preset in lg.PRESETS.items():
+        specs = lg.preset_curves(name)
+        assert len(specs) == len(preset['curves'])
+        for spec in specs:
+            lg.build_loss(spec.cfg)
+            assert spec.label
+    lg.preset_curves('hill-fig3')[0].cfg['type'] = 'changed'
+    assert lg.preset_curves('hill-fig3')[0].cfg['type'] == 'ANLoss'
+    with pytest.raises(ValueError, match='unknown preset'):
+        lg.preset_curves('nope')
+
+
+def test_cli_unknown_loss(tmp_path, capsys):
+    out = tmp_path / 'grad.png'
+    argv = ['--losses', 'NoSuchLoss', '--out', str(out)]
+    assert plot_loss_gradients.main(argv) == 2
+    assert "unknown loss 'NoSuchLoss'" in capsys.readouterr().err
+    assert not out.exists()
+    assert plot_loss_gradients.main([
+        '--losses', 'HillLoss', '--cfg-options', 'FocalLoss.gamma=1', '--out',
+        str(out)
+    ]) == 2
+    assert 'FocalLoss.gamma' in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        plot_loss_gradients.main(['--losses', "{'margin': 1}"])
+
+
+def test_cli_writes_png_and_csv(tmp_path):
+    png, table = tmp_path / 'out' / 'grad.png', tmp_path / 'grad.csv'
+    status = plot_loss_gradients.main([
+        '--losses', 'CrossEntropyLoss',
+        "{'type': 'AsymmetricLoss', 'gamma_neg': 4.0, 'clip': 0.05}",
+        '--cfg-options', 'CrossEntropyLoss.use_sigmoid=True', '--out',
+        str(png), '--csv',
+        str(table), '--points', '20', '--sign', 'magnitude'
+    ])
+    assert status == 0
+    assert png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+    rows = read_csv(table)
+    assert len(rows) == 2 * 2 * 20
+    losses = {r['loss'] for r in rows}
+    assert losses == {
+        'CrossEntropyLoss(use_sigmoid=True)',
+        'AsymmetricLoss(gamma_neg=4.0, clip=0.05)'
+    }
+    bce_pos = [
+        r for r in rows if r['target'] == 'positive'
+        and r['loss'] == 'CrossEntropyLoss(use_sigmoid=True)'
+    ]
+    assert len(bce_pos) == 20
+    for row in bce_pos:
+        p, grad = float(row['p']), float(row['dL_dx'])
+        assert row['target_value'] == '1'
+        assert grad == pytest.approx(p - 1, abs=1e-5)
+        assert float(row['plotted']) == pytest.approx(1 - p, abs=1e-5)
+
+
+def test_cli_overrides_epochs_and_config(tmp_path):
+    config = tmp_path / 'cfg.py'
+    config.write_text("model = dict(head=dict(loss=dict(type='HillLoss')))\n"
+                      'train_cfg = dict(max_epochs=8)\n')
+    table = tmp_path / 'grad.csv'
+    assert plot_loss_gradients.main([
+        '--preset', 'hill-fig4', '--losses', 'GRLoss', '--config',
+        str(config), '--cfg-options', '1.margin=0.25', 'GRLoss.q3=1.5',
+        'model.head.loss.margin=0.5', '--epoch', '7', '--csv',
+        str(table), '--points', '5', '--targets', 'negative'
+    ]) == 0
+    labels = list(dict.fromkeys(r['label'] for r in read_csv(table)))
+    assert labels == [
+        'BCE', 'FocalMarginLoss(margin=0.25, gamma=2.0)',
+        'Focal margin (m=0.5)', 'Focal margin (m=1.0)', 'Focal margin (m=1.5)',
+        'GRLoss(q3=1.5) [epoch 7/8]', 'cfg.py: HillLoss(margin=0.5)'
+    ]
+
+
+def test_cli_presets(tmp_path, capsys):
+    assert plot_loss_gradients.main(['--list-presets']) == 0
+    listed = capsys.readouterr().out
+    for name in lg.PRESETS:
+        assert name in listed
+        out = tmp_path / f'{name}.png'
+        assert plot_loss_gradients.main(
+            ['--preset', name, '--out',
+             str(out), '--points', '30']) == 0
+        assert out.stat().st_size > 0

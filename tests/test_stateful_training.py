@@ -1,0 +1,119 @@
+"""Methods that keep per-sample state, trained through MMEngine's Runner:
+an interrupted and resumed run equals the uninterrupted one, and two
+processes (torchrun, gloo) end with the same state on every rank."""
+import os
+import os.path as osp
+import subprocess
+import sys
+
+import pytest
+import torch
+from conftest import ROOT
+from mmengine.config import Config
+from mmengine.runner import Runner
+from stateful_methods import METHODS, StopTraining, method_config
+
+import mmlml  # noqa: F401
+
+TESTS = osp.dirname(osp.abspath(__file__))
+
+
+def run(config, **options):
+    cfg = Config.fromfile(config)
+    cfg.merge_from_dict(options)
+    cfg.experiment_name = f'{osp.basename(cfg.work_dir)}_{len(options)}'
+    runner = Runner.from_cfg(cfg)
+    return runner, runner.train
+
+
+def final_state(runner):
+    head = runner.model.head
+    store = head.label_store
+    losses = runner.message_hub.get_scalar('train/loss').data[0]
+    return dict(
+        weights={
+            k: v.clone()
+            for k, v in runner.model.state_dict().items()
+        },
+        table=None if store is None else store.table.clone(),
+        class_state={} if store is None else dict(store.class_state),
+        last_losses=losses[-4:])
+
+
+def assert_same_table(a, b):
+    assert (a is None) == (b is None)
+    if a is not None:
+        torch.testing.assert_close(a, b, equal_nan=True, rtol=0, atol=1e-3)
+
+
+@pytest.mark.parametrize('method', sorted(METHODS))
+def test_resume_equals_uninterrupted(tiny_demo_config, tmp_path, method):
+    sys.path.insert(0, TESTS)
+    config = method_config(tiny_demo_config, tmp_path, method, 'full')
+    runner, train = run(config)
+    train()
+    full = final_state(runner)
+    store = runner.model.head.label_store
+    assert store is None or store.num_pseudo_labels > 0 or store.class_state
+
+    config = method_config(tiny_demo_config, tmp_path, method, 'cut',
+                           [dict(type='InterruptAfterEpoch', epoch=2)])
+    _, train = run(config)
+    with pytest.raises(StopTraining):
+        train()
+    checkpoint = torch.load(
+        osp.join(tmp_path, 'cut', 'epoch_2.pth'), weights_only=False)
+    if runner.model.head.label_store is not None:
+        assert 'label_store' in checkpoint
+    resumed, train = run(
+        config,
+        resume=True,
+        load_from=osp.join(tmp_path, 'cut', 'epoch_2.pth'))
+    train()
+    assert resumed.epoch == 3
+    again = final_state(resumed)
+
+    assert_same_table(full['table'], again['table'])
+    assert full['class_state'].keys() == again['class_state'].keys()
+    for key, value in full['class_state'].items():
+        torch.testing.assert_close(value, again['class_state'][key])
+    torch.testing.assert_close(
+        torch.as_tensor(full['last_losses']),
+        torch.as_tensor(again['last_losses']),
+        rtol=1e-4,
+        atol=1e-5)
+    for key, value in full['weights'].items():
+        torch.testing.assert_close(
+            again['weights'][key], value, rtol=1e-4, atol=1e-5, msg=key)
+
+
+@pytest.mark.parametrize('method', sorted(METHODS))
+def test_two_processes_end_with_the_same_state(tiny_demo_config, tmp_path,
+                                               method):
+    config = method_config(tiny_demo_config, tmp_path, method, 'dist',
+                           [dict(type='DumpLabelState')])
+    cfg = Config.fromfile(config)
+    env = dict(
+        os.environ,
+        PORT=str(29600 + sorted(METHODS).index(method)),
+        OMP_NUM_THREADS='1')
+    env['PATH'] = osp.dirname(sys.executable) + os.pathsep + env['PATH']
+    env['PYTHONPATH'] = TESTS + os.pathsep + env.get('PYTHONPATH', '')
+    out = subprocess.run(
+        ['bash', osp.join(ROOT, 'tools/dist_train.sh'), config, '2'],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=ROOT)
+    assert out.returncode == 0, (out.stdout + out.stderr)[-4000:]
+    work_dir = cfg.work_dir
+    ranks = [
+        torch.load(osp.join(work_dir, f'state_rank{r}.pth')) for r in range(2)
+    ]
+    assert_same_table(ranks[0]['table'], ranks[1]['table'])
+    for key, value in ranks[0]['head'].items():
+        torch.testing.assert_close(ranks[1]['head'][key], value, msg=key)
+    table = ranks[0]['table']
+    if table is not None:
+        assert int((~torch.signbit(table) & ~table.isnan()).sum()) > 0

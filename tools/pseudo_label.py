@@ -1,0 +1,301 @@
+"""Relabel a training set with a trained model (the "pseudo label" baseline).
+
+The two-stage baseline of Zhang et al.'s Hill/SPLC paper ("BCE + pseudo
+label", after Lee, 2013): train a model on the partial labels, relabel the
+training set with it, and train again on the new labels. This tool is the
+middle step::
+
+    python tools/pseudo_label.py CONFIG CHECKPOINT --out labels.npy [--thr 0.5]
+
+It builds the model of ``CONFIG``, loads ``CHECKPOINT`` and predicts, in
+eval mode and without gradients, every sample of the
+:class:`~mmlml.datasets.PartialLabelDataset` of ``train_dataloader.dataset``
+taken with ``split=None``: all ``N`` samples of the wrapped dataset, in its
+order, training and validation rows alike. The images go through the
+pipeline of ``val_dataloader`` (``--pipeline test`` for ``test_dataloader``'s):
+no random augmentation, and the validation set of mmlml's configs wraps the
+same images as the training set, so its pipeline reads them.
+
+The output is an ``(N, C)`` ``int8`` ``.npy`` matrix in mmlml's encoding,
+for ``PartialLabelDataset(mode='file', label_file=...)``:
+
+- an observed label (1 or -1) is kept as it is;
+- an unannotated label (0) whose predicted probability is strictly greater
+  than ``--thr`` becomes an observed positive (1), as in SPLC's rule
+  ``p > tau`` of the same paper;
+- every other label stays unannotated (0).
+
+The paper states no threshold for this baseline; its Fig. 7 marks 0.4 to
+0.6 as the range of a well-trained model used for pseudo-labelling, and
+SPLC uses 0.6. Choose it on the validation split. The validation rows are
+relabelled too (the file covers every row), but a second stage that
+validates on clean labels (``val_labels='clean'``) never reads them.
+
+The summary compares the added pseudo-positives with the full labels that
+the dataset keeps for diagnostics: their precision, and their recall of
+the positives missing from the observed labels. One process, on the GPU
+when there is one.
+"""
+import argparse
+import os
+import os.path as osp
+import sys
+
+sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from mmengine.config import Config, DictAction  # noqa: E402
+from mmengine.dataset import Compose, pseudo_collate  # noqa: E402
+from mmengine.registry import init_default_scope  # noqa: E402
+from mmengine.runner import load_checkpoint  # noqa: E402
+from mmengine.utils import ProgressBar  # noqa: E402
+from torch.utils.data import DataLoader  # noqa: E402
+
+import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
+from mmlml.datasets import PartialLabelDataset, split_train_val  # noqa: E402
+from mmlml.registry import DATASETS, MODELS  # noqa: E402
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(
+        description='Relabel the training set of a config with a trained '
+        'model: unannotated labels predicted above a threshold become '
+        'observed positives')
+    parser.add_argument('config', help='the config the model was trained with')
+    parser.add_argument('checkpoint', help='the trained checkpoint')
+    parser.add_argument(
+        '--out',
+        required=True,
+        help='the .npy file to write (label_file of the second stage)')
+    parser.add_argument(
+        '--thr',
+        type=float,
+        default=0.5,
+        help='an unannotated label becomes positive if its probability is '
+        'strictly greater than this (default: 0.5)')
+    parser.add_argument(
+        '--pipeline',
+        choices=['val', 'test'],
+        default='val',
+        help='the dataloader whose pipeline transforms the training images '
+        '(default: val)')
+    parser.add_argument(
+        '--batch-size',
+        type=int,
+        help='default: the batch size of that dataloader')
+    parser.add_argument(
+        '--num-workers',
+        type=int,
+        help='default: the number of workers of that dataloader')
+    parser.add_argument(
+        '--device', help='default: cuda if available, else cpu')
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        help='override config settings')
+    args = parser.parse_args(argv)
+    if not args.out.endswith('.npy'):
+        parser.error(f'--out must be a .npy file, got {args.out!r}')
+    if not 0 <= args.thr <= 1:
+        parser.error(f'--thr must lie in [0, 1], got {args.thr}')
+    if args.batch_size is not None and args.batch_size < 1:
+        parser.error(f'--batch-size must be positive, got {args.batch_size}')
+    if args.num_workers is not None and args.num_workers < 0:
+        parser.error('--num-workers must not be negative, got '
+                     f'{args.num_workers}')
+    return args
+
+
+def _is_partial_label_dataset(dataset_cfg) -> bool:
+    dataset_type = dataset_cfg.get('type')
+    if isinstance(dataset_type, str):
+        dataset_type = DATASETS.get(dataset_type)
+    return isinstance(dataset_type, type) and issubclass(
+        dataset_type, PartialLabelDataset)
+
+
+def find_partial_label_cfg(dataset_cfg):
+    """The config of the :class:`PartialLabelDataset` that a training
+    dataset config is or wraps (through ``dataset`` keys, e.g. of a
+    ``ClassBalancedDataset``)."""
+    current = dataset_cfg
+    while isinstance(current, dict):
+        if _is_partial_label_dataset(current):
+            return current
+        current = current.get('dataset')
+    raise TypeError('train_dataloader.dataset must be, or wrap, a '
+                    'PartialLabelDataset: the tool relabels its samples and '
+                    'keeps their row order.')
+
+
+def find_pipeline(dataset_cfg, name: str):
+    """The pipeline of a dataloader's dataset config, looking through
+    dataset wrappers (``dataset`` keys) and into the first part of a
+    ``ConcatDataset`` (``datasets``)."""
+    current = dataset_cfg
+    while isinstance(current, dict):
+        if current.get('pipeline') is not None:
+            return current['pipeline']
+        if current.get('datasets'):
+            current = current['datasets'][0]
+        else:
+            current = current.get('dataset')
+    raise ValueError(f'{name}.dataset has no pipeline to transform the '
+                     'training images with.')
+
+
+def build_dataset(cfg, pipeline_from: str = 'val') -> PartialLabelDataset:
+    """All samples of the training set (``split=None``) with the pipeline of
+    ``{pipeline_from}_dataloader``."""
+    dataset_cfg = find_partial_label_cfg(cfg.train_dataloader.dataset)
+    dataset_cfg = dataset_cfg.copy()
+    dataset_cfg.update(split=None, lazy_init=False)
+    dataset = DATASETS.build(dataset_cfg)
+    loader = f'{pipeline_from}_dataloader'
+    if cfg.get(loader) is None:
+        raise ValueError(f'The config has no {loader}: choose another '
+                         '--pipeline.')
+    dataset.pipeline = Compose(find_pipeline(cfg[loader].dataset, loader))
+    return dataset
+
+
+def build_model(cfg, checkpoint: str, device: str) -> torch.nn.Module:
+    """The config's model (with its data preprocessor, as the Runner builds
+    it) with the checkpoint's weights, in eval mode on ``device``."""
+    model_cfg = cfg.model.copy()
+    if cfg.get('data_preprocessor') is not None:
+        model_cfg.setdefault('data_preprocessor', cfg.data_preprocessor)
+    model = MODELS.build(model_cfg)
+    load_checkpoint(model, checkpoint, map_location='cpu', strict=True)
+    return model.to(device).eval()
+
+
+@torch.no_grad()
+def pseudo_label(model: torch.nn.Module,
+                 dataset: PartialLabelDataset,
+                 thr: float,
+                 batch_size: int,
+                 num_workers: int = 0) -> np.ndarray:
+    """Relabel every sample of ``dataset`` with ``model``.
+
+    Args:
+        model (torch.nn.Module): A classifier in eval mode whose
+            ``test_step`` returns data samples with ``pred_score`` (the
+            per-class probabilities of a multi-label head).
+        dataset (PartialLabelDataset): The samples, whose
+            ``observed_labels`` are relabelled.
+        thr (float): An unannotated label with a probability strictly
+            greater than ``thr`` becomes an observed positive.
+        batch_size (int): The inference batch size.
+        num_workers (int): The dataloader workers. Defaults to 0.
+
+    Returns:
+        np.ndarray: The ``(len(dataset), C)`` ``int8`` matrix of the new
+        observed labels.
+    """
+    observed = dataset.observed_labels
+    labels = observed.copy()
+    seen = np.zeros(len(dataset), dtype=bool)
+    loader = DataLoader(
+        dataset,
+        batch_size=batch_size,
+        shuffle=False,
+        num_workers=num_workers,
+        collate_fn=pseudo_collate)
+    progress = ProgressBar(len(dataset))
+    for batch in loader:
+        for sample in model.test_step(batch):
+            idx = sample.sample_idx
+            score = sample.pred_score.float().cpu().numpy()
+            labels[idx][(observed[idx] == 0) & (score > thr)] = 1
+            seen[idx] = True
+        progress.update(len(batch['data_samples']))
+    sys.stdout.write('\n')
+    if not seen.all():
+        raise RuntimeError(
+            f'{int((~seen).sum())} samples got no prediction; the data '
+            'samples must carry the sample_idx of the dataset.')
+    return labels
+
+
+def summarise(observed: np.ndarray, labels: np.ndarray,
+              full: np.ndarray) -> dict:
+    """How many pseudo-positives ``labels`` adds to ``observed``, and their
+    precision and recall against the full labels ``full``.
+
+    Recall is over the positives that ``observed`` misses (the full-label
+    positives not observed as positives), precision over the added
+    pseudo-positives; both are None when they have nothing to count.
+    """
+    added = (labels == 1) & (observed != 1)
+    num_added = int(added.sum())
+    correct = int((added & (full == 1)).sum())
+    missing = int(((full == 1) & (observed != 1)).sum())
+    num_images = int(observed.shape[0])
+    return dict(
+        num_images=num_images,
+        num_observed_positives=int((observed == 1).sum()),
+        num_pseudo_positives=num_added,
+        pseudo_positives_per_image=num_added /
+        num_images if num_images else 0.,
+        num_missing_positives=missing,
+        precision=correct / num_added if num_added else None,
+        recall=correct / missing if missing else None)
+
+
+def _format(summary: dict, title: str) -> str:
+
+    def percent(value):
+        return 'n/a' if value is None else f'{100 * value:.1f}%'
+
+    return (f'{title}: {summary["num_images"]} images, observed positives '
+            f'{summary["num_observed_positives"]}, pseudo-positives added '
+            f'{summary["num_pseudo_positives"]} '
+            f'({summary["pseudo_positives_per_image"]:.2f} per image), '
+            f'precision {percent(summary["precision"])}, recall '
+            f'{percent(summary["recall"])} of the '
+            f'{summary["num_missing_positives"]} missing positives')
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    cfg = Config.fromfile(args.config)
+    if args.cfg_options is not None:
+        cfg.merge_from_dict(args.cfg_options)
+    init_default_scope(cfg.get('default_scope', 'mmpretrain'))
+    device = args.device or ('cuda' if torch.cuda.is_available() else 'cpu')
+
+    dataset = build_dataset(cfg, args.pipeline)
+    model = build_model(cfg, args.checkpoint, device)
+    source = cfg[f'{args.pipeline}_dataloader']
+    batch_size = args.batch_size or source.get('batch_size', 32)
+    num_workers = args.num_workers if args.num_workers is not None \
+        else source.get('num_workers', 0)
+    labels = pseudo_label(model, dataset, args.thr, batch_size, num_workers)
+
+    out_dir = osp.dirname(osp.abspath(args.out))
+    os.makedirs(out_dir, exist_ok=True)
+    np.save(args.out, labels)
+
+    observed, full = dataset.observed_labels, dataset.full_labels
+    summary = dict(all=summarise(observed, labels, full))
+    lines = [
+        f'Pseudo-labels (p > {args.thr}) written to {args.out}: '
+        f'{labels.shape[0]} x {labels.shape[1]}, int8.',
+        _format(summary['all'], 'All rows')
+    ]
+    train_cfg = find_partial_label_cfg(cfg.train_dataloader.dataset)
+    if train_cfg.get('split') == 'train':
+        train_idx, _ = split_train_val(
+            len(dataset), dataset.val_frac, dataset.split_seed)
+        summary['train'] = summarise(observed[train_idx], labels[train_idx],
+                                     full[train_idx])
+        lines.append(_format(summary['train'], "Training split's rows"))
+    print('\n'.join(lines))
+    return summary
+
+
+if __name__ == '__main__':
+    main()
