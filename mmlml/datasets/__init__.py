@@ -1,5 +1,8 @@
-"""Partial-label datasets: the label generators, the wrapper that applies
-them to any multi-label dataset, and the embedded demo dataset."""
+"""Datasets: the real benchmarks, a multi-label dataset with observed
+negatives and unknowns, the partial-label wrapper and its label generators,
+and the embedded demo dataset."""
+from .custom_multi_label_dataset import CustomMultiLabelDataset
+from .label_states import evaluation_target, label_states
 from .partial_label_dataset import PartialLabelDataset
 from .partial_labels import (make_partial_labels, num_kept_positives,
                              split_train_val)
@@ -7,6 +10,7 @@ from .synthetic import SyntheticShapes
 from .utils import find_partial_label_dataset
 
 __all__ = [
-    'PartialLabelDataset', 'SyntheticShapes', 'make_partial_labels',
+    'CustomMultiLabelDataset', 'PartialLabelDataset', 'SyntheticShapes',
+    'evaluation_target', 'label_states', 'make_partial_labels',
     'num_kept_positives', 'split_train_val', 'find_partial_label_dataset'
 ]

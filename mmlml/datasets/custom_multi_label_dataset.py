@@ -1,0 +1,228 @@
+"""A multi-label dataset whose annotation may list negatives and unknowns."""
+import logging
+from typing import Dict, List, Optional, Union
+
+import numpy as np
+from mmengine.dataset.base_dataset import force_full_init
+from mmengine.logging import print_log
+from mmpretrain.datasets import MultiLabelDataset
+
+from mmlml.registry import DATASETS
+from .label_states import (UNLISTED, check_label_indices, evaluation_target,
+                           label_states)
+
+__all__ = ['CustomMultiLabelDataset']
+
+
+@DATASETS.register_module()
+class CustomMultiLabelDataset(MultiLabelDataset):
+    """MMPretrain's ``MultiLabelDataset`` with observed negatives and unknown
+    labels.
+
+    The annotation file is MMPretrain's annotation JSON (``metainfo`` with
+    the ``classes``, and a ``data_list``). Each item has an ``img_path``, a
+    ``gt_label`` (the indices of the positives) and, optionally, a
+    ``gt_label_negative`` (the indices of the observed negatives)::
+
+        {"metainfo": {"classes": ["cat", "dog", "car"]},
+         "data_list": [
+            {"img_path": "a.jpg", "gt_label": [0], "gt_label_negative": [2]},
+            {"img_path": "b.jpg", "gt_label": [1, 2]}]}
+
+    ``unlisted`` says what a class in neither list is: a negative
+    (``'negative'``, a fully labelled annotation: MMPretrain's meaning of
+    ``gt_label``) or unknown (``'unknown'``, a partial annotation such as
+    OpenImages' human-verified labels). The label states of a sample, in
+    mmlml's training encoding (1 positive, 0 unknown, -1 negative), are
+    :meth:`get_label_states`; :class:`PartialLabelDataset` reads them (its
+    ``'annotated'`` mode trains on them as they are).
+
+    Unknown labels and the two encodings:
+
+    - In an *evaluation split* (``test_mode=True`` or a ``split`` among
+      :attr:`EVALUATION_SPLITS`) of a partial annotation, every sample also
+      carries a ``gt_score`` in MMPretrain's evaluation convention (1
+      positive, 0 negative, -1 unknown, which ``AveragePrecision`` and
+      ``MultiLabelMetric`` ignore), so mAP and F1 are computed over known
+      labels only.
+    - Otherwise a sample carries only ``gt_label``: a model trained on this
+      dataset directly sees the positives and treats everything else as
+      unannotated (mmlml's 0), so its verified negatives are unused; train
+      through ``PartialLabelDataset(mode='annotated')`` to use them. A
+      warning says so.
+
+    The label lists are checked when the annotation is loaded (integers in
+    ``[0, C)``, no repeats, no class both positive and negative), and a
+    summary (:meth:`annotation_statistics`) is logged.
+
+    Args:
+        *args: Positional arguments of ``MultiLabelDataset``.
+        unlisted (str): ``'negative'`` or ``'unknown'``, see above.
+            Defaults to ``'negative'``.
+        **kwargs: Keyword arguments of ``MultiLabelDataset`` (``ann_file``,
+            ``data_root``, ``data_prefix``, ``pipeline``, ``test_mode``,
+            ``metainfo``, ...).
+
+    Examples:
+        >>> train = dict(
+        ...     type='PartialLabelDataset', mode='annotated',
+        ...     dataset=dict(type='CustomMultiLabelDataset',
+        ...                  ann_file='train.json', unlisted='unknown',
+        ...                  data_prefix='images/', pipeline=[...]))
+    """
+
+    #: Splits whose samples carry evaluation targets.
+    EVALUATION_SPLITS = ('val', 'validation', 'test')
+
+    def __init__(self, *args, unlisted: str = 'negative', **kwargs):
+        if unlisted not in UNLISTED:
+            raise ValueError(f'`unlisted` must be one of {UNLISTED}, but got '
+                             f'{unlisted!r}.')
+        self.unlisted = unlisted
+        self._statistics: Optional[Dict[str, Union[int, float]]] = None
+        super().__init__(*args, **kwargs)
+
+    # ------------------------------------------------------------ loading
+    def _annotation_source(self) -> str:
+        """The annotation, as error messages name it."""
+        ann_file = getattr(self, 'ann_file', '')
+        return repr(ann_file) if ann_file else type(self).__name__
+
+    def filter_data(self) -> List[dict]:
+        """Check every item's labels (and apply MMEngine's ``filter_cfg``)."""
+        data_list = super().filter_data()
+        num_classes = len(self.metainfo.get('classes') or ())
+        if not num_classes:
+            raise ValueError(
+                f'{type(self).__name__} needs the class names: give '
+                "`metainfo=dict(classes=...)` or a `metainfo.classes` in "
+                f'the annotation file {self._annotation_source()}.')
+        source = self._annotation_source()
+        counts = np.zeros(3, dtype=np.int64)  # positives, negatives, items
+        no_positive = no_label = 0
+        for i, item in enumerate(data_list):
+            where = f'item {i} ({item.get("img_path", "no img_path")}) of ' \
+                f'{source}'
+            if 'gt_label' not in item:
+                raise ValueError(f'{where} has no `gt_label` (the list of its '
+                                 'positive classes).')
+            pos = check_label_indices(item['gt_label'], num_classes, where,
+                                      'gt_label')
+            neg = check_label_indices(
+                item.get('gt_label_negative'), num_classes, where,
+                'gt_label_negative')
+            both = np.intersect1d(pos, neg)
+            if both.size:
+                raise ValueError(f'{where}: classes {both.tolist()} are both '
+                                 'in `gt_label` and in `gt_label_negative`.')
+            item['gt_label'] = pos.tolist()
+            if 'gt_label_negative' in item:
+                item['gt_label_negative'] = neg.tolist()
+            counts += (pos.size, neg.size, 1)
+            no_positive += pos.size == 0
+            no_label += pos.size == 0 and (neg.size == 0
+                                           and self.unlisted == 'unknown')
+        self._statistics = self._summarize(counts, no_positive, no_label,
+                                           num_classes)
+        return data_list
+
+    def _summarize(self, counts: np.ndarray, no_positive: int, no_label: int,
+                   num_classes: int) -> Dict[str, Union[int, float]]:
+        num_pos, num_neg, num_images = (int(c) for c in counts)
+        listed = num_images * num_classes - num_pos
+        if self.unlisted == 'unknown':
+            num_unknown = listed - num_neg
+        else:
+            num_unknown, num_neg = 0, listed
+        return dict(
+            num_images=num_images,
+            num_classes=num_classes,
+            num_positives=num_pos,
+            num_negatives=num_neg,
+            num_unknown=num_unknown,
+            positives_per_image=num_pos / num_images if num_images else 0.,
+            num_images_without_positive=no_positive,
+            num_images_without_label=no_label)
+
+    def full_init(self) -> None:
+        """Load the annotation, then log :meth:`annotation_statistics`."""
+        if self._fully_initialized:
+            return
+        super().full_init()
+        stats = self._statistics
+        split = getattr(self, 'split', None)
+        print_log(
+            f'{type(self).__name__}'
+            f'{"" if split is None else f" [{split}]"}: '
+            f'{stats["num_images"]} images, {stats["num_classes"]} classes, '
+            f'{stats["positives_per_image"]:.2f} positives per image, '
+            f'{stats["num_negatives"]} negatives, {stats["num_unknown"]} '
+            'unknown labels, images without positive '
+            f'{stats["num_images_without_positive"]}.',
+            logger='current')
+        if self.partially_annotated and not self.is_evaluation_split:
+            print_log(
+                f'{type(self).__name__}: the annotation has unknown labels; '
+                'a training sample of this dataset carries only its '
+                'positives (everything else unannotated). Wrap it in '
+                "PartialLabelDataset(mode='annotated') to train on its "
+                'observed negatives too.',
+                logger='current',
+                level=logging.WARNING)
+
+    # ------------------------------------------------------------- access
+    @property
+    def partially_annotated(self) -> bool:
+        """bool: Whether a class in neither list is unknown."""
+        return self.unlisted == 'unknown'
+
+    @property
+    def is_evaluation_split(self) -> bool:
+        """bool: Whether samples carry MMPretrain's evaluation targets:
+        ``test_mode`` or a ``split`` in :attr:`EVALUATION_SPLITS`."""
+        return bool(self.test_mode) or getattr(
+            self, 'split', None) in self.EVALUATION_SPLITS
+
+    def _raw_data_info(self, idx: int) -> dict:
+        """The annotation item, without the evaluation target."""
+        return super().get_data_info(idx)
+
+    @force_full_init
+    def get_label_states(self, idx: int) -> np.ndarray:
+        """The labels of a sample in mmlml's training encoding.
+
+        Args:
+            idx (int): The sample index.
+
+        Returns:
+            np.ndarray: A ``(C,)`` ``int8`` vector: 1 positive, 0 unknown, -1
+            negative.
+        """
+        info = self._raw_data_info(idx)
+        return label_states(info['gt_label'], info.get('gt_label_negative'),
+                            len(self.metainfo['classes']), self.unlisted)
+
+    def get_data_info(self, idx: int) -> dict:
+        """The annotation of a sample, with the evaluation ``gt_score`` in an
+        evaluation split of a partial annotation."""
+        info = self._raw_data_info(idx)
+        if self.partially_annotated and self.is_evaluation_split:
+            states = label_states(info['gt_label'],
+                                  info.get('gt_label_negative'),
+                                  len(self.metainfo['classes']),
+                                  self.unlisted)
+            info['gt_score'] = evaluation_target(states)
+        return info
+
+    @force_full_init
+    def annotation_statistics(self) -> Dict[str, Union[int, float]]:
+        """Counts of the annotation.
+
+        Returns:
+            dict: ``num_images``, ``num_classes``, ``num_positives``,
+            ``num_negatives`` (listed or, with ``unlisted='negative'``,
+            implied), ``num_unknown``, ``positives_per_image``,
+            ``num_images_without_positive`` and ``num_images_without_label``
+            (no positive and no negative: nothing is known of them).
+        """
+        return dict(self._statistics)
