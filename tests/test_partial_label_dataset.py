@@ -2,6 +2,7 @@ import copy
 import json
 import os.path as osp
 import pickle
+import os
 import re
 import subprocess
 import sys
@@ -229,8 +230,12 @@ def test_statistics(ann_file, monkeypatch):
                         lambda msg, **kwargs: messages.append(msg))
     full = _full_matrix()
     dataset = _build(ann_file, mode='single_positive', split=None)
-    assert len(messages) == 1
+    # The statistics, then a warning about the images without positive.
+    assert len(messages) == 2
     assert 'single_positive' in messages[0]
+    num_empty = int((full.sum(axis=1) == 0).sum())
+    assert num_empty and f'{num_empty} images carry no observed positive' \
+        in messages[1]
     stats = dataset.statistics()
     num_pos = int(full.sum())
     num_nonempty = int((full.sum(axis=1) > 0).sum())
@@ -241,13 +246,15 @@ def test_statistics(ann_file, monkeypatch):
     assert stats['num_observed_negatives'] == 0
     assert stats['num_unannotated'] == NUM_SAMPLES * NUM_CLASSES - num_nonempty
     assert stats['num_images_without_positive'] == (NUM_SAMPLES - num_nonempty)
+    assert stats['num_images_without_observed_positive'] == num_empty
+    assert stats['num_annotated_unknown'] == 0
     assert stats['positives_per_image'] == pytest.approx(num_pos / 60)
     assert stats['observed_positives_per_image'] == pytest.approx(
         num_nonempty / 60)
     assert stats['kept_fraction'] == pytest.approx(num_nonempty / num_pos)
     assert f'{num_pos} -> {num_nonempty}' in messages[0]
-    dataset.full_init()  # already initialised: no second message
-    assert len(messages) == 1
+    dataset.full_init()  # already initialised: no more messages
+    assert len(messages) == 2
 
 
 def test_class_balanced_on_top(ann_file):
@@ -527,8 +534,12 @@ def test_file_mode_errors(ann_file, tmp_path):
             PartialLabelDataset(inner, mode='file', label_file=path)
     archive = str(tmp_path / 'labels.npz')
     np.savez(archive, labels=labels)
-    with pytest.raises(ValueError, match=re.escape(archive) + '.*archive'):
+    with pytest.raises(ValueError, match=r"\.npy matrix or a \.txt.*'\.npz'"):
         PartialLabelDataset(inner, mode='file', label_file=archive)
+    renamed = str(tmp_path / 'archive.npy')
+    os.rename(archive, renamed)
+    with pytest.raises(ValueError, match=re.escape(renamed) + '.*archive'):
+        PartialLabelDataset(inner, mode='file', label_file=renamed)
     pickled = str(tmp_path / 'objects.npy')
     np.save(pickled, labels.astype(object), allow_pickle=True)
     with pytest.raises(ValueError, match=re.escape(pickled) + '.*readable'):
@@ -572,7 +583,8 @@ def test_file_mode_statistics(ann_file, tmp_path, monkeypatch):
     assert stats['observed_positive_precision'] == pytest.approx(precision)
     assert stats['kept_fraction'] == pytest.approx(
         (num_obs_pos - num_false_pos) / full.sum())
-    assert len(messages) == 1
+    # The statistics (and a warning about images without positive).
+    assert len([m for m in messages if 'no observed positive' not in m]) == 1
     assert f'[file {path}, split train]' in messages[0]
     assert (f'{num_false_pos} observed positives are not positives '
             f'(precision {100 * precision:.1f}%)') in messages[0]
@@ -583,10 +595,10 @@ def test_file_mode_statistics(ann_file, tmp_path, monkeypatch):
     assert stats['num_false_observed_negatives'] == 0
     assert stats['observed_positive_precision'] == 1.0
     assert stats['label_file'] is None
-    assert 'Against the full labels' not in messages[-1]
+    assert not any('Against the full labels' in m for m in messages[-2:])
     # A file without observed positives has no precision.
     empty = _label_file(tmp_path, np.zeros((NUM_SAMPLES, NUM_CLASSES)),
                         'empty.npy')
     stats = _build(ann_file, mode='file', label_file=empty).statistics()
     assert stats['observed_positive_precision'] is None
-    assert 'precision n/a' in messages[-1]
+    assert 'precision n/a' in messages[-2]

@@ -101,8 +101,8 @@ class CustomMultiLabelDataset(MultiLabelDataset):
         counts = np.zeros(3, dtype=np.int64)  # positives, negatives, items
         no_positive = no_label = 0
         for i, item in enumerate(data_list):
-            where = f'item {i} ({item.get("img_path", "no img_path")}) of ' \
-                f'{source}'
+            where = f'{source}, item {i} ' \
+                f'({item.get("img_path", "no img_path")})'
             if 'gt_label' not in item:
                 raise ValueError(f'{where} has no `gt_label` (the list of its '
                                  'positive classes).')

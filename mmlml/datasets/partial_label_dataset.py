@@ -11,95 +11,22 @@ from mmengine.dataset.base_dataset import force_full_init
 from mmengine.logging import print_log
 
 from mmlml.registry import DATASETS
+from .label_files import load_label_file
+from .label_states import EVAL_UNKNOWN, evaluation_target
 from .partial_labels import (check_mode_ratio, check_seed, make_partial_labels,
                              split_train_val)
 
-__all__ = ['PartialLabelDataset', 'load_label_file']
-
-# Rows converted and checked at a time when reading a label file (about
-# 16 M labels, so a float64 file is never copied whole).
-_LABELS_PER_CHUNK = 1 << 24
+__all__ = ['PartialLabelDataset']
 
 
-def _first_bad(mask: np.ndarray, block: np.ndarray, start: int) -> str:
-    """Describe the first entry of ``block`` where ``mask`` is True."""
-    row, col = np.argwhere(mask)[0]
-    return f'row {start + row}, class {col}: {block[row, col]!r}'
-
-
-def load_label_file(path: Union[str, os.PathLike], num_samples: int,
-                    num_classes: int, dataset_desc: str) -> np.ndarray:
-    """Read a matrix of observed labels from an ``.npy`` file.
-
-    The file holds one ``(num_samples, num_classes)`` array in mmlml's
-    encoding: 1 (observed positive), 0 (unannotated) and -1 (observed
-    negative). Any integer or boolean dtype is accepted, and a floating
-    dtype if it holds exactly these values (Cole et al.'s label files are
-    ``float64``). The file is memory-mapped and converted in chunks, so only
-    the ``int8`` result is ever held in memory.
-
-    Args:
-        path (str or PathLike): The ``.npy`` file.
-        num_samples (int): The expected number of rows.
-        num_classes (int): The expected number of columns.
-        dataset_desc (str): What the rows must align with, for error
-            messages.
-
-    Returns:
-        np.ndarray: The ``(num_samples, num_classes)`` ``int8`` matrix.
-
-    Raises:
-        FileNotFoundError: The file does not exist.
-        TypeError: The array's dtype is not integer, boolean or floating.
-        ValueError: The file is no ``.npy`` array, has another shape, or
-            holds non-finite values or values other than -1, 0 and 1.
-    """
-    name = f'`label_file` {os.fspath(path)!r}'
-    if not osp.isfile(path):
-        raise FileNotFoundError(
-            f'{name} does not exist (relative paths are relative to the '
-            f'working directory {os.getcwd()!r}).')
-    try:
-        array = np.load(path, mmap_mode='r', allow_pickle=False)
-    except (ValueError, OSError) as error:
-        raise ValueError(f'{name} is not a readable .npy file holding one '
-                         f'numeric array: {error}') from error
-    if not isinstance(array, np.ndarray):
-        if hasattr(array, 'close'):
-            array.close()
-        raise ValueError(f'{name} must be an .npy file holding one array, '
-                         f'but it is an archive ({type(array).__name__}).')
-    expected = (num_samples, num_classes)
-    if array.shape != expected:
-        raise ValueError(
-            f'{name} holds an array of shape {array.shape}, but '
-            f'{dataset_desc} needs an N x C = {num_samples} x {num_classes} '
-            'matrix: one row per sample of the wrapped dataset, in its '
-            'order (all samples, before the train/val split), and one '
-            'column per class.')
-    is_float = np.issubdtype(array.dtype, np.floating)
-    if not (is_float or np.issubdtype(array.dtype, np.integer)
-            or np.issubdtype(array.dtype, np.bool_)):
-        raise TypeError(f'{name} must hold integers -1, 0 and 1, but its '
-                        f'dtype is {array.dtype}.')
-    labels = np.empty(expected, dtype=np.int8)
-    step = max(1, _LABELS_PER_CHUNK // max(1, num_classes))
-    for start in range(0, num_samples, step):
-        block = np.asarray(array[start:start + step])
-        if is_float:
-            bad = ~np.isfinite(block)
-            if bad.any():
-                raise ValueError(f'{name} holds non-finite values, e.g. at '
-                                 f'{_first_bad(bad, block, start)}.')
-        bad = (block != -1) & (block != 0) & (block != 1)
-        if bad.any():
-            raise ValueError(
-                f'{name} must hold only -1 (observed negative), 0 '
-                '(unannotated) and 1 (observed positive), but got e.g. at '
-                f'{_first_bad(bad, block, start)}.')
-        labels[start:start + step] = block
-    del array
-    return labels
+def _annotation_states(full: np.ndarray,
+                       unknown: Optional[np.ndarray]) -> np.ndarray:
+    """The training-encoding states (1, 0, -1) of positives ``full`` and
+    ``unknown`` labels, every other label a negative."""
+    states = np.where(full == 1, 1, -1).astype(np.int8)
+    if unknown is not None:
+        states[unknown] = 0
+    return states
 
 
 @DATASETS.register_module()
@@ -219,7 +146,7 @@ class PartialLabelDataset:
         >>> train = dict(train, mode='file', label_file='labels.npy')
     """
 
-    MODES = ('single_positive', 'ratio', 'full', 'file')
+    MODES = ('single_positive', 'ratio', 'full', 'file', 'annotated')
     SPLITS = ('train', 'val')
     VAL_LABELS = ('clean', 'observed')
 
@@ -233,7 +160,8 @@ class PartialLabelDataset:
                  split_seed: int = 1200,
                  val_labels: str = 'clean',
                  lazy_init: bool = False,
-                 label_file: Optional[Union[str, os.PathLike]] = None):
+                 label_file: Optional[Union[str, os.PathLike]] = None,
+                 val_unknown: Optional[str] = None):
         check_mode_ratio(mode, ratio, modes=self.MODES)
         if mode == 'file' and label_file is None:
             raise ValueError("`label_file` is required in the 'file' mode: "
@@ -256,6 +184,9 @@ class PartialLabelDataset:
         if val_labels not in self.VAL_LABELS:
             raise ValueError(f'`val_labels` must be one of {self.VAL_LABELS}, '
                              f'but got {val_labels!r}.')
+        if val_unknown is not None and val_unknown not in EVAL_UNKNOWN:
+            raise ValueError(f'`val_unknown` must be one of {EVAL_UNKNOWN} '
+                             f'or None, but got {val_unknown!r}.')
         if split is not None:
             # Fail at construction, not at the first access.
             split_train_val(0, val_frac, split_seed)
@@ -282,6 +213,7 @@ class PartialLabelDataset:
         self.val_frac = val_frac
         self.split_seed = split_seed
         self.val_labels = val_labels
+        self.val_unknown = val_unknown
         self._metainfo = self.dataset.metainfo
         classes = self._metainfo.get('classes', None)
         if classes is None:
@@ -337,26 +269,28 @@ class PartialLabelDataset:
             self.dataset.full_init()
 
         num_samples = len(self.dataset)
-        full = np.zeros((num_samples, self.num_classes), dtype=np.uint8)
-        for i in range(num_samples):
-            cat_ids = np.asarray(self._inner_cat_ids(i)).reshape(-1)
-            if cat_ids.size and not (np.issubdtype(cat_ids.dtype, np.integer)
-                                     and cat_ids.min() >= 0
-                                     and cat_ids.max() < self.num_classes):
-                raise ValueError(
-                    f'Sample {i} of the wrapped dataset has category ids '
-                    f'{cat_ids.tolist()}; they must be integers in '
-                    f'[0, {self.num_classes}).')
-            full[i, cat_ids.astype(np.int64)] = 1
+        full, unknown = self._read_annotation(num_samples)
+        desc = (f'the wrapped dataset ({type(self.dataset).__name__} with '
+                f'{num_samples} samples and {self.num_classes} classes)')
+        if self.mode == 'full' and unknown is not None:
+            raise ValueError(
+                f"mode='full' observes every label of a fully labelled "
+                f'dataset, but {int(unknown.sum())} labels of {desc} are '
+                'unknown in its own annotation (e.g. OpenImages labels that '
+                "nobody verified, VOC difficult objects with difficult="
+                "'unknown'). Use mode='annotated' to train on the annotation "
+                'as it is, its unknowns unannotated.')
 
         # Generate over all samples first, then split (Cole et al.'s order).
         if self.mode == 'file':
             observed = load_label_file(
-                self.label_file, num_samples, self.num_classes,
-                f'the wrapped dataset ({type(self.dataset).__name__} with '
-                f'{num_samples} samples and {self.num_classes} classes)')
-        elif self.mode == 'full':
-            observed = np.where(full == 1, 1, -1).astype(np.int8)
+                self.label_file,
+                num_samples,
+                self.num_classes,
+                desc,
+                image_names=lambda: self._image_names(num_samples))
+        elif self.mode in ('full', 'annotated'):
+            observed = _annotation_states(full, unknown)
         else:
             observed = make_partial_labels(
                 full, self.mode, ratio=self.ratio,
@@ -371,18 +305,90 @@ class PartialLabelDataset:
 
         self._indices = indices
         self._full_labels = full[indices]
+        self._unknown = None if unknown is None else unknown[indices]
         self._observed_labels = observed[indices]
+        self._eval_unknown = self._resolve_val_unknown()
         self._fully_initialized = True
         self._log_statistics()
 
-    def _inner_cat_ids(self, inner_idx: int) -> List[int]:
-        """The positives of a sample of the wrapped dataset, from its
-        ``get_cat_ids`` or else from the ``gt_label`` of its
-        ``get_data_info`` (MMEngine's ``ConcatDataset`` has only the
-        latter)."""
-        if hasattr(self.dataset, 'get_cat_ids'):
-            return self.dataset.get_cat_ids(inner_idx)
-        return self.dataset.get_data_info(inner_idx)['gt_label']
+    def _read_annotation(
+            self, num_samples: int) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+        """Read the wrapped dataset's annotation: its positives, and its
+        unknown labels if it has any.
+
+        A dataset (or part of a ``ConcatDataset``) with ``get_label_states``
+        (:class:`CustomMultiLabelDataset` and the benchmark datasets) gives
+        the states of each sample (1 positive, 0 unknown, -1 negative); any
+        other dataset is fully labelled and gives its positives through
+        ``get_cat_ids`` or the ``gt_label`` of ``get_data_info``.
+
+        Returns:
+            tuple: The ``(N, C)`` ``uint8`` matrix of positives and the
+            ``(N, C)`` boolean matrix of unknown labels, None if there are
+            none.
+        """
+        full = np.zeros((num_samples, self.num_classes), dtype=np.uint8)
+        unknown = None
+        for i in range(num_samples):
+            part, j = self._locate(i)
+            if hasattr(part, 'get_label_states'):
+                states = np.asarray(part.get_label_states(j))
+                if states.shape != (self.num_classes, ):
+                    raise ValueError(
+                        f'Sample {i} of the wrapped dataset has label states '
+                        f'of shape {states.shape}; expected '
+                        f'({self.num_classes},).')
+                full[i] = states == 1
+                if (states == 0).any():
+                    if unknown is None:
+                        unknown = np.zeros(full.shape, dtype=bool)
+                    unknown[i] = states == 0
+                continue
+            if hasattr(part, 'get_cat_ids'):
+                cat_ids = part.get_cat_ids(j)
+            else:
+                cat_ids = part.get_data_info(j)['gt_label']
+            cat_ids = np.asarray(cat_ids).reshape(-1)
+            if cat_ids.size and not (np.issubdtype(cat_ids.dtype, np.integer)
+                                     and cat_ids.min() >= 0
+                                     and cat_ids.max() < self.num_classes):
+                raise ValueError(
+                    f'Sample {i} of the wrapped dataset has category ids '
+                    f'{cat_ids.tolist()}; they must be integers in '
+                    f'[0, {self.num_classes}).')
+            full[i, cat_ids.astype(np.int64)] = 1
+        return full, unknown
+
+    def _image_names(self, num_samples: int) -> List[str]:
+        """The file name of each sample of the wrapped dataset (text label
+        files name their images this way)."""
+        names = []
+        for i in range(num_samples):
+            path = self.dataset.get_data_info(i).get('img_path')
+            if path is None:
+                raise ValueError(
+                    'A text `label_file` names images by file name, but '
+                    f'sample {i} of the wrapped dataset has no `img_path`.')
+            names.append(osp.basename(os.fspath(path)))
+        return names
+
+    def _resolve_val_unknown(self) -> Optional[str]:
+        """How the evaluation targets of an observed validation split treat
+        unknown labels; None for other splits."""
+        if self.split != 'val' or self.val_labels != 'observed':
+            return None
+        has_negative = bool((self._observed_labels == -1).any())
+        if self.val_unknown is None:
+            return 'ignore' if has_negative else 'negative'
+        if self.val_unknown == 'ignore' and not has_negative:
+            raise ValueError(
+                "val_unknown='ignore' evaluates on known labels only, but "
+                'the observed labels of the validation split have no '
+                'negative: every known label is a positive, so any predictor '
+                "would score 100. Use val_unknown='negative' (unknown labels "
+                "count as negatives, Cole et al.'s observed validation set), "
+                "val_labels='clean', or labels with observed negatives.")
+        return self.val_unknown
 
     @property
     @force_full_init
@@ -443,6 +449,42 @@ class PartialLabelDataset:
         return self._full_labels[self._check_index(idx)].copy()
 
     @force_full_init
+    def get_annotation(self, idx: int) -> np.ndarray:
+        """Get the wrapped dataset's own labels of a sample.
+
+        These are the full labels of a fully labelled dataset, and the
+        annotation with its unknowns (OpenImages, VOC difficult objects with
+        ``difficult='unknown'``) otherwise.
+
+        Args:
+            idx (int): The index in this wrapper.
+
+        Returns:
+            np.ndarray: A ``(C,)`` ``int8`` vector of 1 (positive), 0
+            (unknown) and -1 (negative).
+        """
+        idx = self._check_index(idx)
+        unknown = None if self._unknown is None else self._unknown[idx]
+        return _annotation_states(self._full_labels[idx], unknown)
+
+    @property
+    @force_full_init
+    def annotation_has_unknowns(self) -> bool:
+        """bool: Whether the wrapped dataset's own annotation of the
+        selected samples has unknown labels (then :attr:`full_labels` are
+        its positives, not complete labels)."""
+        return self._unknown is not None
+
+    @property
+    @force_full_init
+    def eval_unknown(self) -> Optional[str]:
+        """str or None: How the evaluation targets of the validation split
+        with ``val_labels='observed'`` treat unknown labels: ``'ignore'`` or
+        ``'negative'`` (``val_unknown``, or its default); None for other
+        splits."""
+        return self._eval_unknown
+
+    @force_full_init
     def get_observed_label(self, idx: int) -> np.ndarray:
         """Get the observed labels of a sample.
 
@@ -482,10 +524,19 @@ class PartialLabelDataset:
 
         A copy of the wrapped dataset's annotation with ``sample_idx`` set
         to ``idx``, ``gt_label`` set to the positives the sample carries
-        (see :meth:`get_cat_ids`) and, for samples with observed labels,
-        ``gt_score`` set to the ``float32`` vector of the three states (a
-        ``gt_score`` of the wrapped annotation is kept only for clean
-        validation samples).
+        (see :meth:`get_cat_ids`) and ``gt_score`` set to:
+
+        - a training sample (``split`` 'train' or None): the ``float32``
+          vector of the observed labels in the training encoding (1, 0,
+          -1), the loss target;
+        - a validation sample with ``val_labels='observed'``: the observed
+          labels in MMPretrain's evaluation encoding (1 positive, 0
+          negative, -1 ignored; unknown labels -1 or 0 as
+          :attr:`eval_unknown` says);
+        - a validation sample with ``val_labels='clean'``: the full
+          annotation in the evaluation encoding if it has unknown labels
+          (ignored), else nothing (``gt_label`` holds every positive, and a
+          ``gt_score`` of the wrapped annotation is kept).
 
         Args:
             idx (int): The index in this wrapper.
@@ -498,8 +549,13 @@ class PartialLabelDataset:
             self.dataset.get_data_info(int(self._indices[idx])))
         info['sample_idx'] = idx
         info['gt_label'] = self.get_cat_ids(idx)
-        if self.uses_observed_labels:
+        if self.split != 'val':
             info['gt_score'] = self._observed_labels[idx].astype(np.float32)
+        elif self.val_labels == 'observed':
+            info['gt_score'] = evaluation_target(self._observed_labels[idx],
+                                                 self._eval_unknown)
+        elif self._unknown is not None:
+            info['gt_score'] = evaluation_target(self.get_annotation(idx))
         return info
 
     def __getitem__(self, idx: int) -> dict:
@@ -555,9 +611,11 @@ class PartialLabelDataset:
             positives, None without observed positives),
             ``num_false_observed_negatives`` (observed negatives that are
             full-label positives), ``num_images_without_positive`` (in the
-            full labels), and the ``mode``, ``ratio``, ``split`` and
-            ``label_file``. The generated modes never contradict the full
-            labels; the ``'file'`` mode may.
+            full labels), ``num_images_without_observed_positive``,
+            ``num_annotated_unknown`` (labels unknown in the wrapped
+            dataset's own annotation), and the ``mode``, ``ratio``,
+            ``split`` and ``label_file``. The generated modes never
+            contradict the full labels; the ``'file'`` mode may.
         """
         full = self._full_labels
         observed = self._observed_labels
@@ -570,8 +628,12 @@ class PartialLabelDataset:
         num_false_neg = int(((observed == -1) & (full == 1)).sum())
         num_true_pos = num_obs_pos - num_false_pos
         precision = num_true_pos / num_obs_pos if num_obs_pos else None
-        no_positive = int((self._full_labels.max(axis=1) == 0).sum()) \
+        no_positive = int((full.max(axis=1) == 0).sum()) \
             if self.num_classes else num_images
+        no_observed = int((observed.max(axis=1) < 1).sum()) \
+            if self.num_classes else num_images
+        annotated_unknown = 0 if self._unknown is None \
+            else int(self._unknown.sum())
         return dict(
             mode=self.mode,
             ratio=self.ratio,
@@ -590,7 +652,9 @@ class PartialLabelDataset:
             num_false_observed_positives=num_false_pos,
             observed_positive_precision=precision,
             num_false_observed_negatives=num_false_neg,
-            num_images_without_positive=no_positive)
+            num_images_without_positive=no_positive,
+            num_images_without_observed_positive=no_observed,
+            num_annotated_unknown=annotated_unknown)
 
     def _log_statistics(self) -> None:
         """Log :meth:`statistics` once, in the style of a dataset table."""
@@ -604,6 +668,8 @@ class PartialLabelDataset:
         split = 'all' if self.split is None else self.split
         if not self.uses_observed_labels:
             split += ' (clean labels)'
+        elif self._eval_unknown is not None:
+            split += f' (observed labels, unknown: {self._eval_unknown})'
         contradictions = ''
         if (self.mode == 'file' or stats['num_false_observed_positives']
                 or stats['num_false_observed_negatives']):
@@ -625,9 +691,23 @@ class PartialLabelDataset:
             f'{stats["positives_per_image"]:.2f} -> '
             f'{stats["observed_positives_per_image"]:.2f}, observed '
             f'negatives {stats["num_observed_negatives"]}, images without '
-            f'positive {stats["num_images_without_positive"]}.'
+            f'positive {stats["num_images_without_positive"]}, unknown in '
+            f'the annotation {stats["num_annotated_unknown"]}.'
             f'{contradictions}',
             logger='current')
+        no_positive = stats['num_images_without_observed_positive']
+        if self.uses_observed_labels and no_positive:
+            print_log(
+                f'PartialLabelDataset [{setting}, split {split}]: '
+                f'{no_positive} images carry no observed positive '
+                f'({stats["num_images_without_positive"]} have no positive '
+                'in the annotation at all, e.g. NUS-WIDE rows without a '
+                'concept or VOC images whose objects are all difficult). '
+                'They stay in the set: a loss that assumes negatives trains '
+                'them as all-negative images, one that ignores unknowns '
+                'takes nothing from them.',
+                logger='current',
+                level=logging.WARNING)
 
     def __repr__(self) -> str:
         head = f'Dataset {self.__class__.__name__}'

@@ -153,6 +153,12 @@ class MissingLabelDiagnosticsHook(Hook):
                 'The training PartialLabelDataset carries its clean full '
                 "labels (split='val' with val_labels='clean'), so no label "
                 'is missing and there is nothing to diagnose.')
+        if dataset.annotation_has_unknowns:
+            raise ValueError(
+                f'{name} measures how missing labels are recovered against '
+                'the full labels, but the wrapped dataset\'s own annotation '
+                'has unknown labels (e.g. OpenImages), so there are no full '
+                'labels to measure against.')
         self._dataset = dataset
         model = runner.model.module if is_model_wrapper(runner.model) \
             else runner.model
