@@ -49,6 +49,11 @@ class PartialLabelDataset:
 
     The observed labels follow mmlml's convention: 1 for an observed
     positive, 0 for an unannotated label and -1 for an observed negative.
+    The wrapped dataset's own annotation may itself be partial: a dataset
+    with ``get_label_states`` (:class:`CustomMultiLabelDataset`,
+    ``OpenImagesMultiLabel``, ``VOCMultiLabel`` with
+    ``difficult='unknown'``) gives observed negatives and unknown labels;
+    any other dataset is fully labelled (every non-positive a negative).
     The modes are:
 
     - ``'single_positive'``: one positive per image, chosen exactly as in
@@ -58,23 +63,35 @@ class PartialLabelDataset:
       positives of each image, with :math:`r` = ``ratio``, all other labels
       unannotated (Zhang et al.'s missing-ratio protocol).
     - ``'full'``: every positive observed and every other label an observed
-      negative (-1): the fully labelled oracle.
+      negative (-1): the fully labelled oracle. An annotation with unknown
+      labels is refused (use ``'annotated'``).
+    - ``'annotated'``: the wrapped dataset's own annotation, as it is:
+      its positives, its observed negatives (OpenImages' human-verified
+      negatives) and its unknowns. On a fully labelled dataset this equals
+      ``'full'``.
     - ``'file'``: the observed labels are read from ``label_file`` instead
       of being generated (``ratio`` must be None and ``seed`` is unused).
 
-    The file of the ``'file'`` mode is an ``.npy`` file holding an ``(N,
-    C)`` matrix in the same encoding (1, 0, -1), one row per sample of the
-    wrapped dataset in its order: all ``N`` samples, before ``split``
-    selects its rows, so the training and validation splits of one file
-    are the same as for generated labels. Any integer or boolean dtype is
-    read, and a floating dtype holding exactly these values; the matrix is
-    kept as ``int8``. This is the layout of the observed-label files of
-    Cole et al. (``formatted_train_labels_obs.npy``, 0/1 ``float64``, made
-    over the whole official training set before their 80/20 split) when the
-    wrapped dataset lists the images in Cole et al.'s order (that of their
-    ``formatted_train_images.npy``), and of the files written by
-    ``tools/pseudo_label.py``. The
-    file's observed positives need not be positives of the full labels
+    The file of the ``'file'`` mode is either
+
+    - an ``.npy`` file holding an ``(N, C)`` matrix in the same encoding
+      (1, 0, -1), one row per sample of the wrapped dataset in its order:
+      all ``N`` samples, before ``split`` selects its rows, so the training
+      and validation splits of one file are the same as for generated
+      labels. Any integer or boolean dtype is read, and a floating dtype
+      holding exactly these values; the matrix is kept as ``int8``. This is
+      the layout of the observed-label files of Cole et al.
+      (``formatted_train_labels_obs.npy``, 0/1 ``float64``, made over the
+      whole official training set before their 80/20 split) when the
+      wrapped dataset lists the images in Cole et al.'s order (that of
+      their ``formatted_train_images.npy``), and of the files written by
+      ``tools/pseudo_label.py``; or
+    - a ``.txt`` file with one line ``<file name>,<class indices>`` per
+      image, matched to the samples by file name: Zhang et al.'s COCO
+      files (``coco_train_0.75left.txt`` is r = 0.5, ``0.4left`` r = 0.8,
+      ``singlelabel`` r = 1), see :func:`load_text_label_file`.
+
+    The file's observed positives need not be positives of the full labels
     (pseudo-labels can be wrong): the statistics count the observed
     positives that are not, i.e. the precision of the file's positives.
 
@@ -82,20 +99,28 @@ class PartialLabelDataset:
     dataset's annotation of the sample, replaces its labels and sets its
     ``sample_idx``, and :meth:`__getitem__` runs the wrapped dataset's
     pipeline (:attr:`pipeline`) on it, so the full labels of a training
-    sample never enter the pipeline. A training sample (``split='train'`` or
-    None, or ``split='val'`` with ``val_labels='observed'``) carries the
-    observed labels in its ``DataSample``: ``gt_score`` is the float vector
-    of the three states (which MMPretrain's heads stack into the loss
-    target) and ``gt_label`` the indices of the observed positives (which
-    ``ClassBalancedDataset`` and the one-hot fallbacks use). A validation
-    sample with ``val_labels='clean'`` carries the full labels as a plain
-    ``gt_label`` and no ``gt_score`` set by the wrapper, so MMPretrain's
-    metrics evaluate it unchanged (any other field of the wrapped
-    annotation, e.g. a ``gt_score`` that the wrapped dataset itself emits
-    for evaluation, is passed through). In both cases the metainfo
-    ``sample_idx`` is the index in this wrapper (``0 .. len - 1``), the key
-    of per-sample state. :attr:`full_labels` and :meth:`get_full_label`
-    keep the full labels of training samples for diagnostics.
+    sample never enter the pipeline. Two label encodings meet here, and no
+    sample that reaches an evaluator carries the training one:
+
+    - A training sample (``split='train'`` or None) carries the observed
+      labels in its ``DataSample``: ``gt_score`` is the float vector of the
+      three training states (which MMPretrain's heads stack into the loss
+      target) and ``gt_label`` the indices of the observed positives (which
+      ``ClassBalancedDataset`` and the one-hot fallbacks use).
+    - A validation sample carries MMPretrain's evaluation encoding (1
+      positive, 0 negative, -1 ignored): with ``val_labels='clean'`` the
+      full labels as a plain ``gt_label`` (and, if the annotation has
+      unknowns, a ``gt_score`` that ignores them); with
+      ``val_labels='observed'`` the observed positives as ``gt_label`` and
+      a ``gt_score`` in which unknown labels are ignored or count as
+      negatives (``val_unknown``). mAP and F1 are then computed over known
+      labels only.
+
+    The metainfo ``sample_idx`` is the index in this wrapper (``0 .. len -
+    1``), the key of per-sample state. :attr:`full_labels` and
+    :meth:`get_full_label` keep the full labels (the annotation's
+    positives) of training samples for diagnostics, :meth:`get_annotation`
+    the annotation with its unknowns.
 
     Label statistics (images, classes, positives per image before and after,
     fraction of positives kept, observed labels that contradict the full
@@ -108,8 +133,9 @@ class PartialLabelDataset:
             ``pipeline`` (any MMEngine ``BaseDataset``), or MMEngine's
             ``ConcatDataset`` of such datasets (each sample then goes
             through the pipeline of its part).
-        mode (str): ``'single_positive'``, ``'ratio'``, ``'full'`` or
-            ``'file'``. Defaults to ``'single_positive'``.
+        mode (str): ``'single_positive'``, ``'ratio'``, ``'full'``,
+            ``'annotated'`` or ``'file'``. Defaults to
+            ``'single_positive'``.
         ratio (float, optional): The missing ratio :math:`r` in [0, 1] of the
             ``'ratio'`` mode; must be None in the other modes.
             Defaults to None.
@@ -130,10 +156,19 @@ class PartialLabelDataset:
         lazy_init (bool): Whether to defer reading the labels until
             :meth:`full_init` (called by the first access otherwise).
             Defaults to False.
-        label_file (str or PathLike, optional): The ``.npy`` file of the
-            observed labels of every sample of the wrapped dataset, required
-            in the ``'file'`` mode and forbidden in the others. A relative
-            path is relative to the working directory. Defaults to None.
+        label_file (str or PathLike, optional): The ``.npy`` or ``.txt``
+            file of the observed labels of every sample of the wrapped
+            dataset, required in the ``'file'`` mode and forbidden in the
+            others. A relative path is relative to the working directory.
+            Defaults to None.
+        val_unknown (str, optional): How the evaluation targets of the
+            ``'val'`` split with ``val_labels='observed'`` treat unknown
+            labels: ``'ignore'`` (known labels only, OpenImages' protocol)
+            or ``'negative'`` (Cole et al.'s observed validation set, which
+            has no observed negative). None chooses ``'ignore'`` when the
+            split has observed negatives and ``'negative'`` otherwise;
+            ``'ignore'`` without any observed negative is refused (every
+            predictor would score 100). Defaults to None.
 
     Examples:
         >>> train = dict(
@@ -144,6 +179,13 @@ class PartialLabelDataset:
         ...     split='train')
         >>> # The same images with labels from a file (e.g. pseudo-labels).
         >>> train = dict(train, mode='file', label_file='labels.npy')
+        >>> # Zhang et al.'s COCO file with 50% of the positives missing.
+        >>> train = dict(train, mode='file',
+        ...              label_file='data/coco/coco_train_0.75left.txt')
+        >>> # OpenImages: its verified positives and negatives as they are.
+        >>> train = dict(
+        ...     type='PartialLabelDataset', mode='annotated', split='train',
+        ...     dataset=dict(type='OpenImagesMultiLabel', ...))
     """
 
     MODES = ('single_positive', 'ratio', 'full', 'file', 'annotated')
