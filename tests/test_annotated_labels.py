@@ -121,16 +121,22 @@ def test_custom_dataset_logs_summary_and_warning(partial_file, monkeypatch):
     monkeypatch.setattr(
         'mmlml.datasets.custom_multi_label_dataset.print_log',
         lambda msg, **kwargs: messages.append((msg, kwargs.get('level'))))
-    CustomMultiLabelDataset(ann_file=partial_file, unlisted='unknown')
+    dataset = CustomMultiLabelDataset(
+        ann_file=partial_file, unlisted='unknown')
+    assert len(messages) == 1
     assert f'{NUM_SAMPLES} images, {NUM_CLASSES} classes' in messages[0][0]
+    # Wrapped, the dataset's pipeline never runs: no warning.
+    PartialLabelDataset(dataset, mode='annotated')[0]
+    assert len(messages) == 1
+    # Trained on directly, it warns once, at the first sample.
+    dataset[0], dataset[1]
+    assert len(messages) == 2
     assert "PartialLabelDataset(mode='annotated')" in messages[1][0]
     assert messages[1][1] == logging.WARNING
     # No warning for an evaluation split or a full annotation.
-    messages.clear()
-    CustomMultiLabelDataset(
-        ann_file=partial_file, unlisted='unknown', test_mode=True)
-    CustomMultiLabelDataset(ann_file=partial_file)
-    assert len(messages) == 2
+    for kwargs in (dict(unlisted='unknown', test_mode=True), dict()):
+        CustomMultiLabelDataset(ann_file=partial_file, **kwargs)[0]
+    assert len(messages) == 4
 
 
 @pytest.mark.parametrize('item, match', [

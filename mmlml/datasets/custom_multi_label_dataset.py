@@ -49,7 +49,7 @@ class CustomMultiLabelDataset(MultiLabelDataset):
       dataset directly sees the positives and treats everything else as
       unannotated (mmlml's 0), so its verified negatives are unused; train
       through ``PartialLabelDataset(mode='annotated')`` to use them. A
-      warning says so.
+      warning says so at the first sample.
 
     The label lists are checked when the annotation is loaded (integers in
     ``[0, C)``, no repeats, no class both positive and negative), and a
@@ -79,6 +79,7 @@ class CustomMultiLabelDataset(MultiLabelDataset):
             raise ValueError(f'`unlisted` must be one of {UNLISTED}, but got '
                              f'{unlisted!r}.')
         self.unlisted = unlisted
+        self._warned_direct_training = False
         self._statistics: Optional[Dict[str, Union[int, float]]] = None
         super().__init__(*args, **kwargs)
 
@@ -160,15 +161,23 @@ class CustomMultiLabelDataset(MultiLabelDataset):
             'unknown labels, images without positive '
             f'{stats["num_images_without_positive"]}.',
             logger='current')
-        if self.partially_annotated and not self.is_evaluation_split:
+
+    def prepare_data(self, idx: int):
+        """Run the pipeline on a sample (warning once if a partial
+        annotation is used for training directly, not through
+        ``PartialLabelDataset``, which runs the pipeline itself)."""
+        if (self.partially_annotated and not self.is_evaluation_split
+                and not self._warned_direct_training):
+            self._warned_direct_training = True
             print_log(
-                f'{type(self).__name__}: the annotation has unknown labels; '
-                'a training sample of this dataset carries only its '
+                f'{type(self).__name__}: the annotation has unknown labels, '
+                'but a training sample of this dataset carries only its '
                 'positives (everything else unannotated). Wrap it in '
                 "PartialLabelDataset(mode='annotated') to train on its "
                 'observed negatives too.',
                 logger='current',
                 level=logging.WARNING)
+        return super().prepare_data(idx)
 
     # ------------------------------------------------------------- access
     @property
@@ -180,8 +189,8 @@ class CustomMultiLabelDataset(MultiLabelDataset):
     def is_evaluation_split(self) -> bool:
         """bool: Whether samples carry MMPretrain's evaluation targets:
         ``test_mode`` or a ``split`` in :attr:`EVALUATION_SPLITS`."""
-        return bool(self.test_mode) or getattr(
-            self, 'split', None) in self.EVALUATION_SPLITS
+        return bool(self.test_mode) or getattr(self, 'split',
+                                               None) in self.EVALUATION_SPLITS
 
     def _raw_data_info(self, idx: int) -> dict:
         """The annotation item, without the evaluation target."""
@@ -209,8 +218,7 @@ class CustomMultiLabelDataset(MultiLabelDataset):
         if self.partially_annotated and self.is_evaluation_split:
             states = label_states(info['gt_label'],
                                   info.get('gt_label_negative'),
-                                  len(self.metainfo['classes']),
-                                  self.unlisted)
+                                  len(self.metainfo['classes']), self.unlisted)
             info['gt_score'] = evaluation_target(states)
         return info
 
