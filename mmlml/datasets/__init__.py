@@ -1,6 +1,7 @@
 """Datasets: the real benchmarks, a multi-label dataset with observed
 negatives and unknowns, the partial-label wrapper and its label generators,
 and the embedded demo dataset."""
+from .coco_multi_label import CocoMultiLabel
 from .custom_multi_label_dataset import CustomMultiLabelDataset
 from .label_states import evaluation_target, label_states
 from .partial_label_dataset import PartialLabelDataset
@@ -8,9 +9,11 @@ from .partial_labels import (make_partial_labels, num_kept_positives,
                              split_train_val)
 from .synthetic import SyntheticShapes
 from .utils import find_partial_label_dataset
+from .voc_multi_label import VOCMultiLabel
 
 __all__ = [
-    'CustomMultiLabelDataset', 'PartialLabelDataset', 'SyntheticShapes',
-    'evaluation_target', 'label_states', 'make_partial_labels',
-    'num_kept_positives', 'split_train_val', 'find_partial_label_dataset'
+    'CocoMultiLabel', 'VOCMultiLabel', 'CustomMultiLabelDataset',
+    'PartialLabelDataset', 'SyntheticShapes', 'evaluation_target',
+    'label_states', 'make_partial_labels', 'num_kept_positives',
+    'split_train_val', 'find_partial_label_dataset'
 ]
