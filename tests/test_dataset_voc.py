@@ -517,3 +517,17 @@ def test_config_pipeline_and_wrapper(voc2012):
     assert (observed == 1).sum(axis=1).tolist() == [1, 0, 1]
     assert observed[0, IDX['horse']] == 1 or observed[0, IDX['person']] == 1
     np.testing.assert_array_equal(wrapped.full_labels[1], np.zeros(20))
+
+
+def test_wrapping_mmpretrains_voc_warns(voc2012, monkeypatch):
+    messages = []
+    monkeypatch.setattr('mmlml.datasets.partial_label_dataset.print_log',
+                        lambda msg, **kwargs: messages.append(msg))
+    PartialLabelDataset(
+        dataset=VOC(data_root=voc2012, split='train'), mode='full')
+    assert any("wraps MMPretrain's VOC" in m and 'VOCMultiLabel' in m
+               for m in messages)
+    messages.clear()
+    PartialLabelDataset(dataset=voc(data_root=voc2012, split='train'),
+                        mode='full')
+    assert not any("MMPretrain's VOC" in m for m in messages)

@@ -9,6 +9,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 import numpy as np
 from mmengine.dataset.base_dataset import force_full_init
 from mmengine.logging import print_log
+from mmpretrain.datasets import VOC
 
 from mmlml.registry import DATASETS
 from .label_files import load_label_file
@@ -371,8 +372,11 @@ class PartialLabelDataset:
         """
         full = np.zeros((num_samples, self.num_classes), dtype=np.uint8)
         unknown = None
+        stock_voc = False
         for i in range(num_samples):
             part, j = self._locate(i)
+            stock_voc |= isinstance(part, VOC) and not hasattr(
+                part, 'get_label_states')
             if hasattr(part, 'get_label_states'):
                 states = np.asarray(part.get_label_states(j))
                 if states.shape != (self.num_classes, ):
@@ -399,6 +403,15 @@ class PartialLabelDataset:
                     f'{cat_ids.tolist()}; they must be integers in '
                     f'[0, {self.num_classes}).')
             full[i, cat_ids.astype(np.int64)] = 1
+        if stock_voc:
+            print_log(
+                "PartialLabelDataset wraps MMPretrain's VOC: a class that an "
+                'image holds only as difficult objects is a negative here, '
+                "while MMPretrain's VOC metrics ignore it by default. Wrap "
+                "VOCMultiLabel(difficult='negative' | 'unknown' | "
+                "'positive') instead to make one choice for both.",
+                logger='current',
+                level=logging.WARNING)
         return full, unknown
 
     def _image_names(self, num_samples: int) -> List[str]:
