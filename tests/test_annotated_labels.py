@@ -140,7 +140,7 @@ def test_custom_dataset_logs_summary_and_warning(partial_file, monkeypatch):
 
 
 @pytest.mark.parametrize('item, match', [
-    (dict(img_path='a.jpg'), r"item 0 \(a.jpg\).*has no `gt_label`"),
+    (dict(img_path='a.jpg'), r"\(a.jpg\).*has no `gt_label`"),
     (dict(img_path='a.jpg', gt_label=[5]), r'`gt_label`.*\[0, 3\).*\[5\]'),
     (dict(img_path='a.jpg', gt_label=[0.5]), r'`gt_label`.*integers'),
     (dict(img_path='a.jpg', gt_label=[1, 1]), 'lists a class twice'),
@@ -150,11 +150,21 @@ def test_custom_dataset_logs_summary_and_warning(partial_file, monkeypatch):
      r'classes \[1\] are both in `gt_label` and in `gt_label_negative`'),
 ])
 def test_custom_dataset_bad_annotation(tmp_path, item, match):
+    # Two good items first: the message names the bad one (item 2), whose
+    # labels may collide with theirs once flattened (-1 in item 2 is class
+    # 2 of item 1).
+    good = [
+        dict(img_path='x.jpg', gt_label=[0, 2], gt_label_negative=[1]),
+        dict(img_path='y.jpg', gt_label=[2])
+    ]
     path = tmp_path / 'bad.json'
     path.write_text(
         json.dumps(
-            dict(metainfo=dict(classes=['a', 'b', 'c']), data_list=[item])))
-    with pytest.raises(ValueError, match=re.escape(str(path)) + '.*' + match):
+            dict(
+                metainfo=dict(classes=['a', 'b', 'c']),
+                data_list=good + [item, good[1]])))
+    with pytest.raises(
+            ValueError, match=re.escape(str(path)) + '.*item 2.*' + match):
         CustomMultiLabelDataset(ann_file=str(path), unlisted='unknown')
 
 

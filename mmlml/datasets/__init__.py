@@ -2,8 +2,10 @@
 negatives and unknowns, the partial-label wrapper and its label generators,
 and the embedded demo dataset."""
 from .coco_multi_label import CocoMultiLabel
+from .cub_attributes import CUBAttributes
 from .custom_multi_label_dataset import CustomMultiLabelDataset
 from .label_states import evaluation_target, label_states
+from .nus_wide import NUS_WIDE_CONCEPTS, NUSWide, load_formatted_arrays
 from .partial_label_dataset import PartialLabelDataset
 from .partial_labels import (make_partial_labels, num_kept_positives,
                              split_train_val)
@@ -12,7 +14,8 @@ from .utils import find_partial_label_dataset
 from .voc_multi_label import VOCMultiLabel
 
 __all__ = [
-    'CocoMultiLabel', 'VOCMultiLabel', 'CustomMultiLabelDataset',
+    'CocoMultiLabel', 'VOCMultiLabel', 'NUSWide', 'NUS_WIDE_CONCEPTS',
+    'load_formatted_arrays', 'CUBAttributes', 'CustomMultiLabelDataset',
     'PartialLabelDataset', 'SyntheticShapes', 'evaluation_target',
     'label_states', 'make_partial_labels', 'num_kept_positives',
     'split_train_val', 'find_partial_label_dataset'

@@ -1,6 +1,8 @@
 """A multi-label dataset whose annotation may list negatives and unknowns."""
+import itertools
 import logging
-from typing import Dict, List, Optional, Union
+import numbers
+from typing import Dict, List, Optional, Tuple, Union
 
 import numpy as np
 from mmengine.dataset.base_dataset import force_full_init
@@ -98,36 +100,85 @@ class CustomMultiLabelDataset(MultiLabelDataset):
                 f'{type(self).__name__} needs the class names: give '
                 "`metainfo=dict(classes=...)` or a `metainfo.classes` in "
                 f'the annotation file {self._annotation_source()}.')
-        source = self._annotation_source()
-        counts = np.zeros(3, dtype=np.int64)  # positives, negatives, items
-        no_positive = no_label = 0
-        for i, item in enumerate(data_list):
-            where = f'{source}, item {i} ' \
-                f'({item.get("img_path", "no img_path")})'
-            if 'gt_label' not in item:
-                raise ValueError(f'{where} has no `gt_label` (the list of its '
-                                 'positive classes).')
-            pos = check_label_indices(item['gt_label'], num_classes, where,
-                                      'gt_label')
-            neg = check_label_indices(
-                item.get('gt_label_negative'), num_classes, where,
-                'gt_label_negative')
-            both = np.intersect1d(pos, neg)
-            if both.size:
-                raise ValueError(f'{where}: classes {both.tolist()} are both '
-                                 'in `gt_label` and in `gt_label_negative`.')
-            item['gt_label'] = pos.tolist()
-            if 'gt_label_negative' in item:
-                item['gt_label_negative'] = neg.tolist()
-            counts += (pos.size, neg.size, 1)
-            no_positive += pos.size == 0
-            no_label += pos.size == 0 and (neg.size == 0
-                                           and self.unlisted == 'unknown')
-        self._statistics = self._summarize(counts, no_positive, no_label,
-                                           num_classes)
+        pos_len, pos_flat = self._flatten(data_list, 'gt_label')
+        neg_len, neg_flat = self._flatten(data_list, 'gt_label_negative')
+        # All items are checked at once; the first bad item, if any, is
+        # then checked alone for a precise message.
+        rows = np.arange(len(data_list), dtype=np.int64)
+        pos_rows = np.repeat(rows, pos_len)
+        neg_rows = np.repeat(rows, neg_len)
+        out = np.concatenate([
+            pos_rows[(pos_flat < 0) | (pos_flat >= num_classes)],
+            neg_rows[(neg_flat < 0) | (neg_flat >= num_classes)]
+        ])
+        if out.size:
+            self._check_item(data_list, int(out.min()), num_classes)
+        # A class twice in one list, or in both lists, of one item.
+        pos_key = pos_rows * num_classes + pos_flat
+        neg_key = neg_rows * num_classes + neg_flat
+        for key in (pos_key, neg_key, np.concatenate([pos_key, neg_key])):
+            key = np.sort(key)
+            repeated = key[1:][key[1:] == key[:-1]]
+            if repeated.size:
+                self._check_item(data_list,
+                                 int(repeated.min()) // num_classes,
+                                 num_classes)
+        self._statistics = self._summarize(
+            (pos_flat.size, neg_flat.size, len(data_list)),
+            int((pos_len == 0).sum()),
+            int(((pos_len == 0) &
+                 (neg_len == 0)).sum()) if self.partially_annotated else 0,
+            num_classes)
         return data_list
 
-    def _summarize(self, counts: np.ndarray, no_positive: int, no_label: int,
+    def _flatten(self, data_list: List[dict],
+                 key: str) -> Tuple[np.ndarray, np.ndarray]:
+        """The lengths and the concatenation of every item's ``key`` list
+        (as plain lists of ints), checked to hold integers only."""
+        lists = []
+        for i, item in enumerate(data_list):
+            labels = item.get(key, ())
+            if key == 'gt_label' and 'gt_label' not in item:
+                self._check_item(data_list, i, 0)
+            if labels is None or isinstance(labels, np.ndarray):
+                labels = [] if labels is None else labels.tolist()
+                if key in item:
+                    item[key] = labels
+            lists.append(labels)
+        lengths = np.fromiter(map(len, lists), np.int64, len(lists))
+        flat = np.array(list(itertools.chain.from_iterable(lists)))
+        if flat.size and (flat.ndim != 1
+                          or not np.issubdtype(flat.dtype, np.integer)):
+            for i, labels in enumerate(lists):
+                if not all(
+                        isinstance(c, numbers.Integral)
+                        and not isinstance(c, bool) for c in labels):
+                    self._check_item(data_list, i, 0)
+        return lengths, flat.astype(np.int64).reshape(-1)
+
+    def _check_item(self, data_list: List[dict], i: int,
+                    num_classes: int) -> None:
+        """Raise the error that explains what is wrong with item ``i``."""
+        item = data_list[i]
+        where = f'{self._annotation_source()}, item {i} ' \
+            f'({item.get("img_path", "no img_path")})'
+        if 'gt_label' not in item:
+            raise ValueError(f'{where} has no `gt_label` (the list of its '
+                             'positive classes).')
+        num_classes = num_classes or len(self.metainfo['classes'])
+        pos = check_label_indices(item['gt_label'], num_classes, where,
+                                  'gt_label')
+        neg = check_label_indices(
+            item.get('gt_label_negative'), num_classes, where,
+            'gt_label_negative')
+        both = np.intersect1d(pos, neg)
+        if both.size:
+            raise ValueError(f'{where}: classes {both.tolist()} are both '
+                             'in `gt_label` and in `gt_label_negative`.')
+        raise AssertionError(f'{where} was found wrong but passes the check.')
+
+    def _summarize(self, counts: Tuple[int, int,
+                                       int], no_positive: int, no_label: int,
                    num_classes: int) -> Dict[str, Union[int, float]]:
         num_pos, num_neg, num_images = (int(c) for c in counts)
         listed = num_images * num_classes - num_pos
