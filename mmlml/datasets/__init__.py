@@ -6,6 +6,7 @@ from .cub_attributes import CUBAttributes
 from .custom_multi_label_dataset import CustomMultiLabelDataset
 from .label_states import evaluation_target, label_states
 from .nus_wide import NUS_WIDE_CONCEPTS, NUSWide, load_formatted_arrays
+from .openimages_multi_label import OpenImagesMultiLabel
 from .partial_label_dataset import PartialLabelDataset
 from .partial_labels import (make_partial_labels, num_kept_positives,
                              split_train_val)
@@ -15,8 +16,8 @@ from .voc_multi_label import VOCMultiLabel
 
 __all__ = [
     'CocoMultiLabel', 'VOCMultiLabel', 'NUSWide', 'NUS_WIDE_CONCEPTS',
-    'load_formatted_arrays', 'CUBAttributes', 'CustomMultiLabelDataset',
-    'PartialLabelDataset', 'SyntheticShapes', 'evaluation_target',
-    'label_states', 'make_partial_labels', 'num_kept_positives',
-    'split_train_val', 'find_partial_label_dataset'
+    'load_formatted_arrays', 'CUBAttributes', 'OpenImagesMultiLabel',
+    'CustomMultiLabelDataset', 'PartialLabelDataset', 'SyntheticShapes',
+    'evaluation_target', 'label_states', 'make_partial_labels',
+    'num_kept_positives', 'split_train_val', 'find_partial_label_dataset'
 ]

@@ -7,18 +7,13 @@ from mmengine.logging import print_log
 
 from mmlml.registry import DATASETS
 from .custom_multi_label_dataset import CustomMultiLabelDataset
+from .file_utils import quote
 
 __all__ = ['CocoMultiLabel']
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _short(entry: Any, limit: int = 120) -> str:
-    """An entry of the annotation file as an error message quotes it."""
-    text = repr(entry)
-    return text if len(text) <= limit else text[:limit] + '...'
 
 
 @DATASETS.register_module()
@@ -185,7 +180,7 @@ class CocoMultiLabel(CustomMultiLabelDataset):
                     and isinstance(cat.get('name'), str) and cat['name']):
                 raise ValueError(
                     f'Entry {i} of `categories` in {path!r} needs an integer '
-                    f'`id` and a `name`, but is {_short(cat)}.')
+                    f'`id` and a `name`, but is {quote(cat)}.')
             if cat['id'] in index:
                 raise ValueError(f'The category id {cat["id"]} appears twice '
                                  f'in `categories` of {path!r}.')
@@ -220,7 +215,7 @@ class CocoMultiLabel(CustomMultiLabelDataset):
                     and img['file_name']):
                 raise ValueError(
                     f'Entry {i} of `images` in {path!r} needs an integer `id` '
-                    f'and a `file_name`, but is {_short(img)}.')
+                    f'and a `file_name`, but is {quote(img)}.')
             if img['id'] in file_names:
                 raise ValueError(f'The image id {img["id"]} appears twice in '
                                  f'`images` of {path!r}.')
@@ -230,7 +225,7 @@ class CocoMultiLabel(CustomMultiLabelDataset):
         for i, ann in enumerate(content['annotations']):
             if not isinstance(ann, dict):
                 raise ValueError(f'Entry {i} of `annotations` in {path!r} is '
-                                 f'not an object: {_short(ann)}.')
+                                 f'not an object: {quote(ann)}.')
             where = f'annotation {ann.get("id", f"at position {i}")}'
             image_id, cat_id = ann.get('image_id'), ann.get('category_id')
             if not _is_int(image_id) or image_id not in file_names:

@@ -9,24 +9,12 @@ from mmpretrain.datasets.base_dataset import expanduser
 
 from mmlml.registry import DATASETS
 from .custom_multi_label_dataset import CustomMultiLabelDataset
+from .file_utils import read_lines
 
 __all__ = ['CUBAttributes']
 
 #: The number of attributes of CUB-200-2011.
 NUM_ATTRIBUTES = 312
-
-
-def _read_lines(path: str, what: str) -> List[str]:
-    """The lines of a text file, without line ends and without the empty
-    lines at its end; ``FileNotFoundError`` naming the file if it is
-    missing."""
-    if not osp.isfile(path):
-        raise FileNotFoundError(f'{what} {path!r} does not exist.')
-    with open(path, encoding='utf-8-sig') as f:
-        lines = f.read().splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return lines
 
 
 def _read_table(path: str,
@@ -41,7 +29,7 @@ def _read_table(path: str,
         ``last_is_text``) is kept as it is, spaces included.
     """
     rows = []
-    for number, line in enumerate(_read_lines(path, what), 1):
+    for number, line in enumerate(read_lines(path, what), 1):
         if not line.strip():
             continue
         if last_is_text:
@@ -307,7 +295,7 @@ class CUBAttributes(CustomMultiLabelDataset):
         """``(line number, text)`` of every non-empty line of the labels file,
         for error messages (rows of ``np.loadtxt`` skip empty lines)."""
         return [(n, line) for n, line in enumerate(
-            _read_lines(self.labels_file, 'The attribute labels'), 1)
+            read_lines(self.labels_file, 'The attribute labels'), 1)
                 if line.strip()]
 
     def _read_label_rows(self) -> np.ndarray:

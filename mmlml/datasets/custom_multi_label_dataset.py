@@ -1,4 +1,5 @@
 """A multi-label dataset whose annotation may list negatives and unknowns."""
+import gc
 import itertools
 import logging
 import numbers
@@ -165,7 +166,7 @@ class CustomMultiLabelDataset(MultiLabelDataset):
         if 'gt_label' not in item:
             raise ValueError(f'{where} has no `gt_label` (the list of its '
                              'positive classes).')
-        num_classes = num_classes or len(self.metainfo['classes'])
+        num_classes = num_classes or len(self._metainfo['classes'])
         pos = check_label_indices(item['gt_label'], num_classes, where,
                                   'gt_label')
         neg = check_label_indices(
@@ -200,7 +201,16 @@ class CustomMultiLabelDataset(MultiLabelDataset):
         """Load the annotation, then log :meth:`annotation_statistics`."""
         if self._fully_initialized:
             return
-        super().full_init()
+        # Building (and serialising) millions of small dicts and lists sets
+        # off the cyclic garbage collector over and over, which takes most
+        # of the time of a large annotation; none of them is in a cycle.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            super().full_init()
+        finally:
+            if enabled:
+                gc.enable()
         stats = self._statistics
         split = getattr(self, 'split', None)
         print_log(
@@ -260,7 +270,7 @@ class CustomMultiLabelDataset(MultiLabelDataset):
         """
         info = self._raw_data_info(idx)
         return label_states(info['gt_label'], info.get('gt_label_negative'),
-                            len(self.metainfo['classes']), self.unlisted)
+                            len(self._metainfo['classes']), self.unlisted)
 
     def get_data_info(self, idx: int) -> dict:
         """The annotation of a sample, with the evaluation ``gt_score`` in an
@@ -269,7 +279,8 @@ class CustomMultiLabelDataset(MultiLabelDataset):
         if self.partially_annotated and self.is_evaluation_split:
             states = label_states(info['gt_label'],
                                   info.get('gt_label_negative'),
-                                  len(self.metainfo['classes']), self.unlisted)
+                                  len(self._metainfo['classes']),
+                                  self.unlisted)
             info['gt_score'] = evaluation_target(states)
         return info
 

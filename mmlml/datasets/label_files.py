@@ -196,8 +196,8 @@ def load_label_file(
         num_samples: int,
         num_classes: int,
         dataset_desc: str,
-        image_names: Optional[Callable[[], Sequence[str]]] = None
-) -> np.ndarray:
+        image_names: Optional[Callable[[],
+                                       Sequence[str]]] = None) -> np.ndarray:
     """Read observed labels from an ``.npy`` or a text file, by suffix.
 
     An ``.npy`` file is read by :func:`load_npy_label_file` (rows in the

@@ -44,9 +44,8 @@ def check_label_indices(indices, num_classes: int, where: str,
     array = np.asarray(indices if indices is not None else [])
     if array.size == 0:
         return np.zeros(0, dtype=np.int64)
-    if array.ndim != 1 or not (np.issubdtype(array.dtype, np.integer)
-                               and array.min() >= 0
-                               and array.max() < num_classes):
+    if array.ndim != 1 or not (np.issubdtype(array.dtype, np.integer) and
+                               array.min() >= 0 and array.max() < num_classes):
         raise ValueError(
             f'{where}: `{key}` must be a list of class indices, integers in '
             f'[0, {num_classes}), but got {np.asarray(indices).tolist()!r}.')

@@ -10,6 +10,7 @@ from mmpretrain.datasets.base_dataset import expanduser
 
 from mmlml.registry import DATASETS
 from .custom_multi_label_dataset import CustomMultiLabelDataset
+from .file_utils import check_file, read_lines
 
 __all__ = ['NUSWide', 'NUS_WIDE_CONCEPTS', 'load_formatted_arrays']
 
@@ -29,27 +30,9 @@ NUS_WIDE_CONCEPTS = (
     'vehicle', 'water', 'waterfall', 'wedding', 'whales', 'window', 'zebra')
 
 
-def _check_file(path: str, what: str) -> None:
-    """Raise ``FileNotFoundError`` naming ``path`` if it is not a file."""
-    if not osp.isfile(path):
-        raise FileNotFoundError(f'{what} {path!r} does not exist.')
-
-
-def _read_lines(path: str, what: str) -> List[str]:
-    """The lines of a text file without line ends (a byte order mark and
-    Windows line ends are accepted) and without the empty lines at its end.
-    """
-    _check_file(path, what)
-    with open(path, encoding='utf-8-sig') as f:
-        lines = f.read().splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return lines
-
-
 def _load_npy(path: str, what: str, allow_pickle: bool = False) -> np.ndarray:
     """``np.load`` with errors that name the file."""
-    _check_file(path, what)
+    check_file(path, what)
     with open(path, 'rb') as f:
         magic = f.read(6)
     if magic != b'\x93NUMPY':
@@ -408,7 +391,7 @@ class NUSWide(CustomMultiLabelDataset):
         one."""
         if self.concepts_file is not None:
             path = self.concepts_file
-            _check_file(path, 'The concept list')
+            check_file(path, 'The concept list')
         else:
             candidates = [
                 osp.join(self.data_root or '', name)
@@ -418,8 +401,8 @@ class NUSWide(CustomMultiLabelDataset):
             if path is None:
                 return
         names = [
-            line.strip() for line in _read_lines(path, 'The concept '
-                                                 'list')
+            line.strip() for line in read_lines(path, 'The concept '
+                                                'list')
         ]
         classes = tuple(self.metainfo['classes'])
         if tuple(names) != classes:
@@ -465,7 +448,7 @@ class NUSWide(CustomMultiLabelDataset):
 
     def _load_official(self) -> Tuple[List[str], np.ndarray]:
         """The ``'official'`` format: the image list and 81 label files."""
-        lines = _read_lines(self.image_list, 'The image list')
+        lines = read_lines(self.image_list, 'The image list')
         paths = []
         for i, line in enumerate(lines, 1):
             parts = line.strip().replace('\\', '/').split('/')
@@ -488,7 +471,7 @@ class NUSWide(CustomMultiLabelDataset):
     def _read_label_file(self, path: str, num_images: int) -> np.ndarray:
         """Read a ``Labels_<concept>_<Split>.txt`` file: one 0 or 1 per line,
         ``num_images`` lines."""
-        _check_file(path, 'The label file')
+        check_file(path, 'The label file')
         with open(path, 'rb') as f:
             tokens = f.read().split()
         if len(tokens) == num_images:
@@ -497,7 +480,7 @@ class NUSWide(CustomMultiLabelDataset):
             if (ones | zeros).all():
                 return ones.astype(np.uint8)
         # Find what is wrong, with its line number.
-        lines = _read_lines(path, 'The label file')
+        lines = read_lines(path, 'The label file')
         for i, line in enumerate(lines, 1):
             if line.strip() not in ('0', '1'):
                 raise ValueError(f'Line {i} of the label file {path!r} must '
@@ -508,7 +491,7 @@ class NUSWide(CustomMultiLabelDataset):
 
     def _load_csv(self) -> Tuple[List[str], List[List[int]]]:
         """The ``'csv'`` format: ``filepath,label,split_name`` rows."""
-        _check_file(self.csv_file, 'The CSV file')
+        check_file(self.csv_file, 'The CSV file')
         class_to_idx = {c: i for i, c in enumerate(self.metainfo['classes'])}
         splits = self.ANN_FORMATS['csv']
         paths, labels = [], []

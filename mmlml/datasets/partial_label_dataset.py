@@ -375,8 +375,8 @@ class PartialLabelDataset:
         stock_voc = False
         for i in range(num_samples):
             part, j = self._locate(i)
-            stock_voc |= isinstance(part, VOC) and not hasattr(
-                part, 'get_label_states')
+            stock_voc |= isinstance(
+                part, VOC) and not hasattr(part, 'get_label_states')
             if hasattr(part, 'get_label_states'):
                 states = np.asarray(part.get_label_states(j))
                 if states.shape != (self.num_classes, ):
