@@ -528,6 +528,6 @@ def test_wrapping_mmpretrains_voc_warns(voc2012, monkeypatch):
     assert any("wraps MMPretrain's VOC" in m and 'VOCMultiLabel' in m
                for m in messages)
     messages.clear()
-    PartialLabelDataset(dataset=voc(data_root=voc2012, split='train'),
-                        mode='full')
+    PartialLabelDataset(
+        dataset=voc(data_root=voc2012, split='train'), mode='full')
     assert not any("MMPretrain's VOC" in m for m in messages)

@@ -51,9 +51,10 @@ def test_config_snippet(index):
     exec(compile(_config_blocks()[index], DOC, 'exec'), namespace)
     checked = 0
     with DefaultScope.overwrite_default_scope('mmpretrain'):
-        for cfg in _dataset_dicts(
-            {k: v
-             for k, v in namespace.items() if not k.startswith('__')}):
+        for cfg in _dataset_dicts({
+                k: v
+                for k, v in namespace.items() if not k.startswith('__')
+        }):
             if cfg['type'] in ('PackInputs', 'LoadImageFromFile', 'Resize',
                                'AveragePrecision', 'MultiLabelMetric'):
                 continue

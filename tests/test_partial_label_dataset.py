@@ -1,8 +1,8 @@
 import copy
 import json
+import os
 import os.path as osp
 import pickle
-import os
 import re
 import subprocess
 import sys

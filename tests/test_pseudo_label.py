@@ -135,3 +135,16 @@ def test_two_stages(tiny_demo_config, tmp_path, capsys):
     sample = train[0]['data_samples']
     np.testing.assert_array_equal(sample.gt_score.numpy(),
                                   labels[train_idx[0]])
+
+
+def test_demo_tool_skips_a_second_stage_without_its_file(
+        tmp_path, capsys, monkeypatch):
+    import demo as demo_tool
+    monkeypatch.chdir(tmp_path)  # no work_dirs/an/pseudo_labels.npy here
+    config = osp.join(ROOT, 'configs', 'demo', 'pseudo_label.py')
+    assert demo_tool.missing_label_file(config) == \
+        'work_dirs/an/pseudo_labels.npy'
+    assert demo_tool.missing_label_file(
+        osp.join(ROOT, 'configs', 'demo', 'an.py')) is None
+    assert demo_tool.main([config, '--work-dir', str(tmp_path)]) == {}
+    assert '[pseudo_label] skipped' in capsys.readouterr().out

@@ -51,6 +51,22 @@ def summarise(metrics: dict) -> dict:
 DIAGNOSTICS = ('score_pos', 'score_neg', 'recall', 'precision', 'auc')
 
 
+def missing_label_file(config: str, cfg_options=None):
+    """The ``label_file`` that the training set of ``config`` reads and that
+    does not exist yet (the second stage of a two-stage config, e.g.
+    configs/demo/pseudo_label.py, before its first stage ran), else None."""
+    cfg = Config.fromfile(config)
+    if cfg_options:
+        cfg.merge_from_dict(cfg_options)
+    dataset = cfg.get('train_dataloader', {}).get('dataset')
+    while isinstance(dataset, dict):
+        path = dataset.get('label_file')
+        if path is not None and not osp.exists(path):
+            return path
+        dataset = dataset.get('dataset')
+    return None
+
+
 def run(config: str,
         work_root: str,
         seed=None,
@@ -162,6 +178,12 @@ def main(argv=None):
     results = {}
     for config in args.configs:
         name = osp.splitext(osp.basename(config))[0]
+        label_file = missing_label_file(config, args.cfg_options)
+        if label_file is not None:
+            print(f'\n[{name}] skipped: it trains on {label_file}, which '
+                  'does not exist yet (run the first stage its header '
+                  'describes).')
+            continue
         runs = []
         for seed in args.seeds or [None]:
             runs.append(
