@@ -113,13 +113,8 @@ class CocoMultiLabel(CustomMultiLabelDataset):
                  test_mode: bool = False,
                  lazy_init: bool = False,
                  **kwargs):
-        if split not in self.SPLITS:
-            raise ValueError(f'`split` must be one of {self.SPLITS}, but got '
-                             f'{split!r}.')
-        if 'unlisted' in kwargs:
-            raise TypeError(
-                f"{type(self).__name__} sets `unlisted` itself ('negative': "
-                'COCO is fully labelled); do not pass it.')
+        self.check_split(split)
+        self.refuse_unlisted(kwargs, "'negative': COCO is fully labelled")
         self.split = split
         self._num_listed = self._num_dropped = 0
         if not ann_file:

@@ -169,9 +169,7 @@ class CUBAttributes(CustomMultiLabelDataset):
                  lazy_init: bool = False,
                  metainfo: Optional[dict] = None,
                  **kwargs):
-        if split not in self.SPLITS:
-            raise ValueError(f'`split` must be one of {self.SPLITS}, but got '
-                             f'{split!r}.')
+        self.check_split(split)
         if min_certainty is not None and (isinstance(
                 min_certainty, bool) or min_certainty not in self.CERTAINTIES):
             raise ValueError('`min_certainty` must be None or one of '

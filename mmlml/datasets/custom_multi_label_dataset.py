@@ -77,6 +77,22 @@ class CustomMultiLabelDataset(MultiLabelDataset):
     #: Splits whose samples carry evaluation targets.
     EVALUATION_SPLITS = ('val', 'validation', 'test')
 
+    @classmethod
+    def check_split(cls, split: str) -> None:
+        """Raise ``ValueError`` unless ``split`` is one of ``cls.SPLITS``
+        (the splits of a benchmark dataset class)."""
+        if split not in cls.SPLITS:
+            raise ValueError(f'`split` must be one of {cls.SPLITS}, but got '
+                             f'{split!r}.')
+
+    @classmethod
+    def refuse_unlisted(cls, kwargs: dict, reason: str) -> None:
+        """Raise ``TypeError`` if ``unlisted`` is among ``kwargs``: a class
+        whose annotation fixes it (``reason`` says how) sets it itself."""
+        if 'unlisted' in kwargs:
+            raise TypeError(f'{cls.__name__} sets `unlisted` itself '
+                            f'({reason}); do not pass it.')
+
     def __init__(self, *args, unlisted: str = 'negative', **kwargs):
         if unlisted not in UNLISTED:
             raise ValueError(f'`unlisted` must be one of {UNLISTED}, but got '

@@ -749,14 +749,9 @@ class OpenImagesMultiLabel(CustomMultiLabelDataset):
                  test_mode: bool = False,
                  lazy_init: bool = False,
                  **kwargs):
-        if split not in self.SPLITS:
-            raise ValueError(f'`split` must be one of {self.SPLITS}, but got '
-                             f'{split!r}.')
-        if 'unlisted' in kwargs:
-            raise TypeError(
-                f"{type(self).__name__} sets `unlisted` itself ('unknown': "
-                'a class an image does not list is unverified); do not pass '
-                'it.')
+        self.check_split(split)
+        self.refuse_unlisted(
+            kwargs, "'unknown': a class an image does not list is unverified")
         self.split = split
         self.drop_images_without_positive = bool(drop_images_without_positive)
         if not ann_file:

@@ -169,20 +169,16 @@ class VOCMultiLabel(CustomMultiLabelDataset, VOC):
                  test_mode: bool = False,
                  lazy_init: bool = False,
                  **kwargs):
-        if split not in self.SPLITS:
-            raise ValueError(f'`split` must be one of {self.SPLITS}, but got '
-                             f'{split!r}.')
+        self.check_split(split)
         if difficult not in self.DIFFICULT:
             raise ValueError(f'`difficult` must be one of {self.DIFFICULT}, '
                              f'but got {difficult!r}.')
         if not isinstance(drop_images_without_positive, bool):
             raise TypeError('`drop_images_without_positive` must be a bool, '
                             f'but got {drop_images_without_positive!r}.')
-        if 'unlisted' in kwargs:
-            raise TypeError(
-                f'{type(self).__name__} sets `unlisted` itself from '
-                "`difficult` ('unknown' for difficult='unknown', else "
-                "'negative'); do not pass it.")
+        self.refuse_unlisted(
+            kwargs, "from `difficult`: 'unknown' for difficult='unknown', "
+            "else 'negative'")
         if not data_prefix:
             data_prefix = dict(img_path='JPEGImages')
         elif isinstance(data_prefix, str):
