@@ -215,3 +215,25 @@ def test_demo_config_builds(name):
         })
     mean_positives = train.get_label_matrix().sum(1).mean()
     assert base.expected_positives == round(float(mean_positives), 2)
+
+
+def test_source_task_labels_only_the_other_pairs():
+    target = SyntheticShapes(num_samples=50)
+    source = SyntheticShapes(num_classes=64, source_for=20, num_samples=300)
+    classes = source.metainfo['classes']
+    assert len(classes) == 44
+    assert not set(classes) & set(target.metainfo['classes'])
+    # The same draws as the 64-class dataset, with the target's columns
+    # dropped: the target's sprites are in the images, unlabelled.
+    full = SyntheticShapes(num_classes=64, num_samples=300)
+    np.testing.assert_array_equal(
+        source.get_label_matrix(),
+        full.get_label_matrix()[:, source.label_columns])
+    np.testing.assert_array_equal(
+        source.get_data_info(0)['img'],
+        full.get_data_info(0)['img'])
+    hidden = np.setdiff1d(np.arange(64), source.label_columns)
+    assert full.get_label_matrix()[:, hidden].sum() > 0
+    for bad in (1, 64, 2.5):
+        with pytest.raises(ValueError, match='source_for must be'):
+            SyntheticShapes(num_classes=64, source_for=bad, num_samples=10)

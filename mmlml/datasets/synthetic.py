@@ -149,6 +149,15 @@ class SyntheticShapes(MultiLabelDataset):
             Defaults to 8.
         colour_jitter (float): Standard deviation of the per-sprite colour
             jitter. Defaults to 12.
+        source_for (int, optional): Make a *source task* for pretraining a
+            backbone before the ``source_for``-class dataset (the analogue
+            of ImageNet before COCO): the ``num_classes`` pairs are drawn as
+            usual, but the pairs of the ``source_for``-class dataset are
+            left unlabelled (they appear in the images, as clutter does),
+            and the classes are the other ``num_classes - source_for``
+            pairs, in the same order. With ``num_classes=64`` and
+            ``source_for=20``, 44 classes that are not the demo's. Defaults
+            to None (every pair is a class).
         **kwargs: Other arguments of
             :class:`mmpretrain.datasets.MultiLabelDataset` (``pipeline``,
             ``test_mode``, ``indices``, ``serialize_data`` ...), except
@@ -182,6 +191,7 @@ class SyntheticShapes(MultiLabelDataset):
                  grid_size: int = 3,
                  noise_std: float = 8.,
                  colour_jitter: float = 12.,
+                 source_for: Optional[int] = None,
                  metainfo: Optional[dict] = None,
                  **kwargs):
         if split not in _SPLIT_STREAMS:
@@ -231,8 +241,24 @@ class SyntheticShapes(MultiLabelDataset):
         self._label_matrix = None
 
         self.class_pairs, self.clutter_pairs = self._design(num_classes)
-        classes = tuple(f'{COLOURS[c][0]} {SHAPES[s]}'
-                        for s, c in self.class_pairs)
+        self.source_for = source_for
+        self.label_columns = np.arange(num_classes)
+        if source_for is not None:
+            if not isinstance(source_for, int) or \
+                    not 2 <= source_for < num_classes:
+                raise ValueError('source_for must be None or an int in '
+                                 f'[2, num_classes={num_classes}), got '
+                                 f'{source_for!r}')
+            # The pairs are laid out in growing squares, so a smaller
+            # design is always part of a larger one.
+            target = self._design(source_for)[0]
+            self.label_columns = np.asarray([
+                i for i, pair in enumerate(self.class_pairs)
+                if pair not in target
+            ])
+        classes = tuple(
+            f'{COLOURS[c][0]} {SHAPES[s]}'
+            for s, c in np.asarray(self.class_pairs)[self.label_columns])
         metainfo = dict(classes=classes, **(metainfo or {}))
         super().__init__(ann_file='', metainfo=metainfo, **kwargs)
 
@@ -361,6 +387,7 @@ class SyntheticShapes(MultiLabelDataset):
             np.random.default_rng(s) for s in stream.spawn(2))
         labels = self._sample_labels(label_rng)
         images = self._render(render_rng, labels)
+        labels = labels[:, self.label_columns]
         shape = (self.img_size, self.img_size)
         return [
             dict(
@@ -376,7 +403,7 @@ class SyntheticShapes(MultiLabelDataset):
         if self._fully_initialized:
             return
         super().full_init()
-        matrix = np.zeros((len(self), self.num_classes), dtype=np.uint8)
+        matrix = np.zeros((len(self), len(self.label_columns)), dtype=np.uint8)
         for i in range(len(self)):
             matrix[i, self.get_data_info(i)['gt_label']] = 1
         self._label_matrix = matrix
