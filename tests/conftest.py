@@ -34,3 +34,27 @@ def tiny_demo_config(tmp_path):
         return str(path)
 
     return make
+
+
+#: A pipeline that loads and packs 8x8 images, for the dataset tests.
+IMAGE_PIPELINE = [
+    dict(type='LoadImageFromFile'),
+    dict(type='Resize', scale=8),
+    dict(type='PackInputs')
+]
+
+
+def build_image_dataset(cfg):
+    """Build a dataset config with :data:`IMAGE_PIPELINE` in MMPretrain's
+    default scope, as a Runner does, and check it is of the config's type.
+    Returns the config (with the pipeline) and the dataset."""
+    from mmengine.registry import DefaultScope
+
+    from mmlml.registry import DATASETS
+    cfg = dict(cfg, pipeline=IMAGE_PIPELINE)
+    with DefaultScope.overwrite_default_scope('mmpretrain'):
+        dataset = DATASETS.build(cfg)
+    assert type(dataset).__name__ == cfg['type']
+    sample = dataset[0]
+    assert tuple(sample['inputs'].shape) == (3, 8, 8)
+    return cfg, dataset

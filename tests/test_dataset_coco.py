@@ -7,12 +7,12 @@ import os.path as osp
 import mmcv
 import numpy as np
 import pytest
+from conftest import build_image_dataset
 from mmengine.registry import DefaultScope
 
 from mmlml.datasets import PartialLabelDataset
 from mmlml.datasets.coco_multi_label import CocoMultiLabel
 from mmlml.datasets.summary import dataset_summary, format_summary
-from mmlml.registry import DATASETS
 
 # Ids with gaps like the official 1..90 (12 and 26 are unused there too).
 CATEGORIES = [
@@ -246,21 +246,10 @@ def test_summary_reports_missing_images(coco):
 
 
 def test_config_pipeline_and_wrapper(coco):
-    cfg = dict(
-        type='CocoMultiLabel',
-        data_root=coco,
-        split='train',
-        pipeline=[
-            dict(type='LoadImageFromFile'),
-            dict(type='Resize', scale=8),
-            dict(type='PackInputs')
-        ])
+    cfg, dataset = build_image_dataset(
+        dict(type='CocoMultiLabel', data_root=coco, split='train'))
+    assert dataset[3]['data_samples'].gt_label.tolist() == [0, 1, 4]
     with DefaultScope.overwrite_default_scope('mmpretrain'):
-        dataset = DATASETS.build(cfg)
-        assert isinstance(dataset, CocoMultiLabel)
-        packed = dataset[3]
-        assert tuple(packed['inputs'].shape) == (3, 8, 8)
-        assert packed['data_samples'].gt_label.tolist() == [0, 1, 4]
         wrapped = PartialLabelDataset(dataset=cfg, mode='single_positive')
     assert len(wrapped) == 5
     full = np.zeros((5, 5), np.uint8)

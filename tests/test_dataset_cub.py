@@ -6,12 +6,11 @@ import os.path as osp
 import mmcv
 import numpy as np
 import pytest
-from mmengine.registry import DefaultScope
+from conftest import build_image_dataset
 
 from mmlml.datasets import PartialLabelDataset
 from mmlml.datasets.cub_attributes import CUBAttributes
 from mmlml.datasets.summary import dataset_summary
-from mmlml.registry import DATASETS
 
 A = 312
 # (image id, path, is_train) in images.txt order: ids not sorted, to check
@@ -315,17 +314,9 @@ def test_summary_reports_missing_images(root):
 
 
 def test_build_and_pipeline(root):
-    pipeline = [
-        dict(type='LoadImageFromFile'),
-        dict(type='Resize', scale=8),
-        dict(type='PackInputs')
-    ]
-    with DefaultScope.overwrite_default_scope('mmpretrain'):
-        dataset = DATASETS.build(
-            dict(type='CUBAttributes', data_root=root, pipeline=pipeline))
-        sample = dataset[0]
-    assert isinstance(dataset, CUBAttributes)
-    assert tuple(sample['inputs'].shape) == (3, 8, 8)
+    _, dataset = build_image_dataset(
+        dict(type='CUBAttributes', data_root=root))
+    sample = dataset[0]
     present, _ = _matrices()
     assert sample['data_samples'].gt_label.tolist() == np.flatnonzero(
         present[0]).tolist()

@@ -6,13 +6,12 @@ import os.path as osp
 import mmcv
 import numpy as np
 import pytest
-from mmengine.registry import DefaultScope
+from conftest import build_image_dataset
 
 from mmlml.datasets import PartialLabelDataset
 from mmlml.datasets.nus_wide import (NUS_WIDE_CONCEPTS, NUSWide,
                                      load_formatted_arrays)
 from mmlml.datasets.summary import dataset_summary
-from mmlml.registry import DATASETS
 
 C = len(NUS_WIDE_CONCEPTS)
 IDX = {name: i for i, name in enumerate(NUS_WIDE_CONCEPTS)}
@@ -356,17 +355,8 @@ def test_summary_reports_missing_images(root):
 
 
 def test_build_and_pipeline(root):
-    pipeline = [
-        dict(type='LoadImageFromFile'),
-        dict(type='Resize', scale=8),
-        dict(type='PackInputs')
-    ]
-    with DefaultScope.overwrite_default_scope('mmpretrain'):
-        dataset = DATASETS.build(
-            dict(type='NUSWide', data_root=root, pipeline=pipeline))
-        sample = dataset[0]
-    assert isinstance(dataset, NUSWide)
-    assert tuple(sample['inputs'].shape) == (3, 8, 8)
+    _, dataset = build_image_dataset(dict(type='NUSWide', data_root=root))
+    sample = dataset[0]
     assert sample['data_samples'].gt_label.tolist() == [
         IDX['airport'], IDX['sky']
     ]

@@ -6,8 +6,7 @@ import sys
 import numpy as np
 import pytest
 import torch
-from conftest import ROOT
-from mmengine.registry import DefaultScope
+from conftest import ROOT, build_image_dataset
 from mmpretrain.evaluation import AveragePrecision
 
 import mmlml  # noqa: F401
@@ -344,22 +343,13 @@ def test_summary_lists_missing_images(root):
 
 
 def test_registry_pipeline_and_lazy_init(root):
-    cfg = dict(
-        type='OpenImagesMultiLabel',
-        data_root=str(root),
-        split='validation',
-        classes_file='annotations/classes.txt',
-        pipeline=[
-            dict(type='LoadImageFromFile'),
-            dict(type='Resize', scale=8),
-            dict(type='PackInputs')
-        ])
-    with DefaultScope.overwrite_default_scope('mmpretrain'):
-        dataset = DATASETS.build(cfg)
-    assert isinstance(dataset, OpenImagesMultiLabel)
-    sample = dataset[0]
-    assert tuple(sample['inputs'].shape) == (3, 8, 8)
-    data_sample = sample['data_samples']
+    cfg, dataset = build_image_dataset(
+        dict(
+            type='OpenImagesMultiLabel',
+            data_root=str(root),
+            split='validation',
+            classes_file='annotations/classes.txt'))
+    data_sample = dataset[0]['data_samples']
     assert data_sample.gt_label.tolist() == [1, 3]
     assert data_sample.gt_score.tolist() == [0, 1, 0, 1]
 

@@ -6,6 +6,7 @@ import mmcv
 import numpy as np
 import pytest
 import torch
+from conftest import build_image_dataset
 from mmengine.registry import DefaultScope
 from mmpretrain.datasets import VOC
 from mmpretrain.evaluation import (AveragePrecision, MultiLabelMetric,
@@ -15,7 +16,6 @@ from mmlml.datasets import PartialLabelDataset
 from mmlml.datasets.custom_multi_label_dataset import CustomMultiLabelDataset
 from mmlml.datasets.summary import dataset_summary, format_summary
 from mmlml.datasets.voc_multi_label import VOCMultiLabel
-from mmlml.registry import DATASETS
 
 # Cole et al.'s class dictionary (preproc/format_pascal.py).
 COLE_CLASSES = ('aeroplane', 'bicycle', 'bird', 'boat', 'bottle', 'bus', 'car',
@@ -493,23 +493,12 @@ def test_summary_reports_missing_images(voc2012):
 
 
 def test_config_pipeline_and_wrapper(voc2012):
-    cfg = dict(
-        type='VOCMultiLabel',
-        data_root=voc2012,
-        split='train',
-        pipeline=[
-            dict(type='LoadImageFromFile'),
-            dict(type='Resize', scale=8),
-            dict(type='PackInputs')
-        ])
+    cfg, dataset = build_image_dataset(
+        dict(type='VOCMultiLabel', data_root=voc2012, split='train'))
+    assert dataset[0]['data_samples'].gt_label.tolist() == [
+        IDX['horse'], IDX['person']
+    ]
     with DefaultScope.overwrite_default_scope('mmpretrain'):
-        dataset = DATASETS.build(cfg)
-        assert isinstance(dataset, VOCMultiLabel)
-        packed = dataset[0]
-        assert tuple(packed['inputs'].shape) == (3, 8, 8)
-        assert packed['data_samples'].gt_label.tolist() == [
-            IDX['horse'], IDX['person']
-        ]
         wrapped = PartialLabelDataset(dataset=cfg, mode='single_positive')
     assert len(wrapped) == 3
     observed = wrapped.observed_labels

@@ -7,11 +7,13 @@
 #   python tools/train.py configs/benchmark/source_pretrain.py \
 #       --work-dir work_dirs/source_pretrain
 _base_ = [
+    '../_base_/datasets/synthetic_shapes_single_positive.py',
     '../_base_/models/resnet_cifar_tiny_multilabel.py',
     '../_base_/schedules/demo_sgd.py',
     '../_base_/default_runtime.py',
 ]
 
+# The demo's image statistics and pipelines; other images and classes.
 source = dict(
     type='SyntheticShapes',
     num_classes=64,
@@ -21,38 +23,25 @@ source = dict(
 num_source_classes = 44
 
 model = dict(head=dict(num_classes=num_source_classes))
-data_preprocessor = dict(
-    num_classes=num_source_classes,
-    mean=[42., 45., 43.],
-    std=[39., 41., 39.],
-    to_rgb=True,
-    to_onehot=True,
-)
-train_pipeline = [
-    dict(type='RandomFlip', prob=0.5, direction='horizontal'),
-    dict(type='PackInputs'),
-]
-test_pipeline = [dict(type='PackInputs')]
+data_preprocessor = dict(num_classes=num_source_classes)
 
 train_dataloader = dict(
     batch_size=64,
-    num_workers=0,
     dataset=dict(
-        **source, split='train', num_samples=8000, pipeline=train_pipeline),
-    sampler=dict(type='DefaultSampler', shuffle=True),
-)
+        _delete_=True,
+        **source,
+        split='train',
+        num_samples=8000,
+        pipeline={{_base_.train_pipeline}}))
 val_dataloader = dict(
-    batch_size=256,
-    num_workers=0,
     dataset=dict(
+        _delete_=True,
         **source,
         split='test',
         num_samples=1000,
         test_mode=True,
-        pipeline=test_pipeline),
-    sampler=dict(type='DefaultSampler', shuffle=False),
-)
-val_evaluator = dict(type='AveragePrecision')
+        pipeline={{_base_.test_pipeline}}))
+val_evaluator = dict(_delete_=True, type='AveragePrecision')
 test_dataloader = val_dataloader
 test_evaluator = val_evaluator
 
