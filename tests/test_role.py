@@ -330,7 +330,7 @@ def test_training_trains_the_estimator_with_the_lr_multiplier(
     fresh.initialize(torch.from_numpy(labels), seed=runner.seed)
     moved = (estimator.logits.detach() - fresh.logits).abs()
     assert moved.min() > 0  # every row was visited or moved by momentum
-    assert moved.max() > 1e-2
+    assert moved.max() > 3e-3  # 2 epochs at the demo's lr 0.01, times 10
 
     checkpoint = torch.load(
         f'{runner.work_dir}/epoch_2.pth', weights_only=False)

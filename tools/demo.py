@@ -21,32 +21,13 @@ import time
 
 sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 
-import numpy as np  # noqa: E402
 from mmengine.config import Config, DictAction  # noqa: E402
 from mmengine.runner import Runner  # noqa: E402
 
 import mmlml  # noqa: E402,F401
-
-COLUMNS = ('mAP', 'CP', 'CR', 'CF1 (mean F1)', 'CF1 (paper)', 'OP', 'OR',
-           'OF1')
-
-
-def summarise(metrics: dict) -> dict:
-    """Pick the usual multi-label numbers out of the demo evaluators'
-    keys (``AveragePrecision``, ``MultiLabelMetric`` and
-    ``MultiLabelF1Metric``)."""
-    keys = {
-        'mAP': 'mAP',
-        'CP': 'precision',
-        'CR': 'recall',
-        'CF1 (mean F1)': 'f1-score',
-        'CF1 (paper)': 'CF1',
-        'OP': 'precision_micro',
-        'OR': 'recall_micro',
-        'OF1': 'f1-score_micro',
-    }
-    return {name: metrics[f'multi-label/{key}'] for name, key in keys.items()}
-
+from mmlml.analysis.benchmark_results import COLUMNS  # noqa: E402
+from mmlml.analysis.benchmark_results import aggregate  # noqa: E402
+from mmlml.analysis.benchmark_results import summarise  # noqa: E402
 
 DIAGNOSTICS = ('score_pos', 'score_neg', 'recall', 'precision', 'auc')
 
@@ -96,6 +77,8 @@ def run(config: str,
         runner.load_checkpoint(best)
     summary = summarise(runner.test())
     summary['best checkpoint'] = best or 'last epoch'
+    # The validation mAP that selected it (for tuning on validation only).
+    summary['val mAP'] = runner.message_hub.get_info('best_score')
     if diagnostics:
         hub = runner.message_hub
         summary['missing labels'] = {
@@ -105,19 +88,6 @@ def run(config: str,
         }
     summary['minutes'] = (time.time() - start) / 60
     return summary
-
-
-def aggregate(runs: list) -> dict:
-    """Mean of each metric over runs, with the standard deviation (0 for a
-    single run) and the runs themselves."""
-    values = {key: np.array([run[key] for run in runs]) for key in COLUMNS}
-    result = {key: float(v.mean()) for key, v in values.items()}
-    result['std'] = {
-        key: float(v.std(ddof=1)) if len(v) > 1 else 0.0
-        for key, v in values.items()
-    }
-    result['runs'] = runs
-    return result
 
 
 def format_table(results: dict, baseline=None) -> str:

@@ -1,11 +1,18 @@
-# The source task of the planned pretrained-regime benchmark, the analogue
-# of ImageNet before COCO: fully labelled SyntheticShapes images whose 44
-# classes are the (shape, colour) pairs that are NOT demo classes; the 20
-# demo pairs appear in the images but are never labelled. Its backbone is
-# meant to be fine-tuned on the demo's partial labels (25 epochs, about 5
-# minutes on 2 CPU cores, test mAP 97.7 on the source classes):
+# The source task of the embedded benchmark, the analogue of ImageNet
+# before COCO: fully labelled SyntheticShapes images whose 44 classes are
+# the (shape, colour) pairs that are NOT demo classes; the 20 demo pairs
+# appear in the images but are never labelled. The demo and benchmark
+# configs fine-tune its backbone on the demo's partial labels. It trains
+# with the demo's schedule (SGD lr 0.05, batch 32, 20 epochs: about 3
+# minutes on 2 CPU cores; source test mAP 86.2), then the backbone of the
+# best checkpoint becomes checkpoints/synthetic_shapes_source_backbone.pth:
 #   python tools/train.py configs/benchmark/source_pretrain.py \
 #       --work-dir work_dirs/source_pretrain
+#   python tools/model_converters/extract_backbone.py \
+#       work_dirs/source_pretrain/best_multi-label_mAP_epoch_20.pth \
+#       checkpoints/synthetic_shapes_source_backbone.pth
+# (a longer source training, 8000 images and 25 epochs at lr 0.1 for a
+# source mAP of 97.7, made little difference to the target task.)
 _base_ = [
     '../_base_/datasets/synthetic_shapes_single_positive.py',
     '../_base_/models/resnet_cifar_tiny_multilabel.py',
@@ -26,12 +33,11 @@ model = dict(head=dict(num_classes=num_source_classes))
 data_preprocessor = dict(num_classes=num_source_classes)
 
 train_dataloader = dict(
-    batch_size=64,
     dataset=dict(
         _delete_=True,
         **source,
         split='train',
-        num_samples=8000,
+        num_samples=5000,
         pipeline={{_base_.train_pipeline}}))
 val_dataloader = dict(
     dataset=dict(
@@ -45,6 +51,4 @@ val_evaluator = dict(_delete_=True, type='AveragePrecision')
 test_dataloader = val_dataloader
 test_evaluator = val_evaluator
 
-optim_wrapper = dict(optimizer=dict(lr=0.1))
-train_cfg = dict(max_epochs=25)
 randomness = dict(seed=0, deterministic=False)

@@ -7,7 +7,7 @@
 #   python tools/train.py configs/demo/opml_sp.py
 # The paper's rho, delta and warm-up were lost with its equations: rho = 1
 # and delta = 0.1 are untuned starting points, and the warm-up is half of
-# the demo's 20 epochs (as the EM + APL demo doubles APL's 5 of 10). The
+# the demo's 10 epochs (as APL's 5 of 10 in the EM + APL demo). The
 # loss and the regulariser are those of configs/demo/opml.py and
 # configs/demo/high_rank.py (a = b = 1, lambda = 1e-3).
 _base_ = './an.py'
@@ -24,5 +24,5 @@ model = dict(
             ])))
 
 custom_hooks = [
-    dict(type='ClassAPCorrectionHook', warmup_epochs=10, delta=0.1)
+    dict(type='ClassAPCorrectionHook', warmup_epochs=5, delta=0.1)
 ]

@@ -8,11 +8,15 @@
 #       work_dirs/an/best_multi-label_mAP_epoch_*.pth \
 #       --out work_dirs/an/pseudo_labels.npy --thr 0.5
 #   python tools/train.py configs/demo/pseudo_label.py
-# The label file holds the observed labels of all 5000 training images
+# The label file holds the observed labels of all 2500 training images
 # (training and validation rows, before the split), so the split and the
 # clean validation labels are those of an.py.
 # Another label file: --cfg-options train_dataloader.dataset.label_file=PATH
 _base_ = ['./an.py']
+
+# The first stage and the threshold, for tools/benchmark.py, which makes
+# the label file itself.
+first_stage = dict(config='./an.py', thr=0.5)
 
 train_dataloader = dict(
     dataset=dict(mode='file', label_file='work_dirs/an/pseudo_labels.npy'))

@@ -1,5 +1,9 @@
 """Metrics MMPretrain lacks, and the score statistics of missing labels."""
+from .class_wise_table import ClassWiseMultiLabelMetric
 from .missing_label_statistics import MissingLabelStatistics, histogram_auc
 from .multi_label_f1 import MultiLabelF1Metric
 
-__all__ = ['MissingLabelStatistics', 'MultiLabelF1Metric', 'histogram_auc']
+__all__ = [
+    'ClassWiseMultiLabelMetric', 'MissingLabelStatistics',
+    'MultiLabelF1Metric', 'histogram_auc'
+]

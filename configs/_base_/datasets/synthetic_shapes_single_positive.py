@@ -7,11 +7,13 @@ dataset_type = 'SyntheticShapes'
 num_classes = 20
 # Mean number of positives per image (for the losses that take the expected
 # label count, EPR and LASD).
-expected_positives = 2.49
+expected_positives = 2.46
 synthetic = dict(type=dataset_type, num_classes=num_classes, img_size=32)
 # The generated training images: the training and validation splits are
 # Cole et al.'s 80/20 split of them, so both must wrap the same images.
-train_images = dict(**synthetic, split='train', num_samples=5000, seed=0)
+train_images = dict(**synthetic, split='train', num_samples=2500, seed=0)
+# The training split: 80% of them (the rest validates).
+num_train_samples = 2000
 # Single positive labels, generated over all training images (seed 1200).
 partial_labels = dict(
     type='PartialLabelDataset', mode='single_positive', seed=1200)

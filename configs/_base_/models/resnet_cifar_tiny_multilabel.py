@@ -1,5 +1,6 @@
 # A small CIFAR-style ResNet-18 (8 base channels, 0.18 M parameters) for
-# 32x32 inputs, trained from scratch, with a multi-label linear head. The
+# 32x32 inputs (from scratch unless a config initialises the backbone, as
+# the demo configs do), with a multi-label linear head. The
 # loss is plain BCE, which treats every unannotated label as a negative
 # (the "assume negative" baseline); partial-label methods replace
 # `model.head.loss`.

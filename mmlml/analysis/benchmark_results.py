@@ -1,0 +1,112 @@
+"""Summaries of benchmark runs: the usual multi-label numbers of a test,
+their mean and spread over seeds, the share of the gap between the
+assume-negative baseline and the full-label oracle that a method closes,
+and the markdown table of a comparison.
+
+Used by ``tools/demo.py`` (one config or a few) and ``tools/benchmark.py``
+(methods x settings x seeds).
+"""
+import math
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+__all__ = ['COLUMNS', 'summarise', 'aggregate', 'gap_closed', 'markdown_table']
+
+#: The reported numbers, in table order. CF1 is given twice: MMPretrain's
+#: ``MultiLabelMetric`` averages per-class F1 scores ("CF1 (mean F1)"), while
+#: the multi-label papers define ``CF1 = 2 CP CR / (CP + CR)`` ("CF1
+#: (paper)"), which ``MultiLabelF1Metric`` reports.
+COLUMNS = ('mAP', 'CP', 'CR', 'CF1 (mean F1)', 'CF1 (paper)', 'OP', 'OR',
+           'OF1')
+
+_METRIC_KEYS = {
+    'mAP': 'mAP',
+    'CP': 'precision',
+    'CR': 'recall',
+    'CF1 (mean F1)': 'f1-score',
+    'CF1 (paper)': 'CF1',
+    'OP': 'precision_micro',
+    'OR': 'recall_micro',
+    'OF1': 'f1-score_micro',
+}
+
+
+def summarise(metrics: dict, prefix: str = 'multi-label') -> dict:
+    """Pick :data:`COLUMNS` out of the metrics of an evaluator list made of
+    ``AveragePrecision``, ``MultiLabelMetric`` (macro and micro) and
+    ``MultiLabelF1Metric`` (the demo configs' ``test_evaluator``)."""
+    missing = [
+        f'{prefix}/{key}' for key in _METRIC_KEYS.values()
+        if f'{prefix}/{key}' not in metrics
+    ]
+    if missing:
+        raise KeyError(
+            f'The test metrics lack {missing}: the evaluator must list '
+            "AveragePrecision, MultiLabelMetric (average='macro' and "
+            "'micro') and MultiLabelF1Metric; got {sorted(metrics)}.")
+    return {
+        name: float(metrics[f'{prefix}/{key}'])
+        for name, key in _METRIC_KEYS.items()
+    }
+
+
+def aggregate(runs: List[dict], columns: Sequence[str] = COLUMNS) -> dict:
+    """Mean of each column over ``runs``, with ``'std'`` (the sample standard
+    deviation, ``ddof=1``; 0 for a single run) and the runs themselves."""
+    if not runs:
+        raise ValueError('aggregate() needs at least one run.')
+    values = {key: np.array([run[key] for run in runs]) for key in columns}
+    result = {key: float(v.mean()) for key, v in values.items()}
+    result['std'] = {
+        key: float(v.std(ddof=1)) if len(v) > 1 else 0.0
+        for key, v in values.items()
+    }
+    result['runs'] = runs
+    return result
+
+
+def gap_closed(value: float, baseline: float, oracle: float) -> float:
+    r"""The share of the baseline-to-oracle gap that ``value`` closes,
+    :math:`(v - b) / (o - b)`: 0 for the baseline, 1 for the oracle,
+    negative below the baseline; NaN when the oracle does not beat the
+    baseline (no gap to close)."""
+    gap = oracle - baseline
+    return (value - baseline) / gap if gap > 0 else math.nan
+
+
+def markdown_table(results: Dict[str, dict],
+                   baseline: Optional[str] = None,
+                   oracle: Optional[str] = None,
+                   columns: Sequence[str] = ('mAP', 'CF1 (paper)', 'OF1'),
+                   names: Optional[Dict[str, str]] = None) -> str:
+    """A markdown table of aggregated results (``{name: aggregate(...)}``),
+    in the given order: each column as ``mean ± std`` (the std is left out
+    when every row has a single run) and, with a ``baseline`` and an
+    ``oracle`` among the results, the share of the mAP gap between them that
+    each row closes (:func:`gap_closed`, in percent). ``names`` maps result
+    names to the displayed ones."""
+    names = names or {}
+    show_std = any(len(row.get('runs', ())) > 1 for row in results.values())
+    with_gap = baseline in results and oracle in results
+    header = ['method'] + [f'test {c}' for c in columns]
+    if with_gap:
+        header.append(f'{names.get(baseline, baseline)} → '
+                      f'{names.get(oracle, oracle)} gap closed')
+    lines = [
+        '| ' + ' | '.join(header) + ' |',
+        '|' + '|'.join([':---'] + ['---:'] * (len(header) - 1)) + '|'
+    ]
+    for name, row in results.items():
+        cells = [names.get(name, name)]
+        for key in columns:
+            cell = f'{row[key]:.2f}'
+            if show_std:
+                cell += f' ± {row["std"][key]:.2f}'
+            cells.append(cell)
+        if with_gap:
+            share = gap_closed(row['mAP'], results[baseline]['mAP'],
+                               results[oracle]['mAP'])
+            cells.append('n/a' if math.isnan(share) else f'{share:+.0%}')
+        lines.append('| ' + ' | '.join(cells) + ' |')
+    return '\n'.join(lines)

@@ -1,0 +1,197 @@
+"""The benchmark: its summaries (mmlml.analysis.benchmark_results), the
+tool that runs configs x settings x seeds (tools/benchmark.py), the source
+backbone it fine-tunes and the converter that extracts it."""
+import importlib.util
+import json
+import math
+import os.path as osp
+
+import pytest
+import torch
+from mmengine.config import Config
+
+from mmlml.analysis.benchmark_results import (COLUMNS, aggregate, gap_closed,
+                                              markdown_table, summarise)
+
+ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+BACKBONE = osp.join(ROOT, 'checkpoints',
+                    'synthetic_shapes_source_backbone.pth')
+
+
+def load_tool(name):
+    path = osp.join(ROOT, 'tools', *name.split('/')) + '.py'
+    spec = importlib.util.spec_from_file_location(name.replace('/', '_'), path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+benchmark = load_tool('benchmark')
+
+
+def metrics(value):
+    keys = ('mAP', 'precision', 'recall', 'f1-score', 'CF1', 'precision_micro',
+            'recall_micro', 'f1-score_micro')
+    return {f'multi-label/{k}': value + i for i, k in enumerate(keys)}
+
+
+def test_summarise_picks_the_columns():
+    summary = summarise(metrics(10.))
+    assert list(summary) == list(COLUMNS)
+    assert summary['mAP'] == 10. and summary['CF1 (paper)'] == 14.
+    assert summary['CF1 (mean F1)'] == 13. and summary['OF1'] == 17.
+    incomplete = metrics(1.)
+    del incomplete['multi-label/CF1']
+    with pytest.raises(KeyError, match='MultiLabelF1Metric'):
+        summarise(incomplete)
+
+
+def test_aggregate_and_gap_closed():
+    runs = [summarise(metrics(v)) for v in (10., 12., 14.)]
+    row = aggregate(runs)
+    assert row['mAP'] == 12. and row['std']['mAP'] == 2.  # ddof=1
+    assert row['runs'] == runs
+    assert aggregate(runs[:1])['std']['OF1'] == 0.
+    with pytest.raises(ValueError):
+        aggregate([])
+    assert gap_closed(80., 80., 90.) == 0.
+    assert gap_closed(90., 80., 90.) == 1.
+    assert gap_closed(75., 80., 90.) == -.5
+    assert math.isnan(gap_closed(85., 90., 90.))
+
+
+def test_markdown_table():
+    results = {
+        'full': aggregate([summarise(metrics(v)) for v in (90., 92.)]),
+        'hill': aggregate([summarise(metrics(v)) for v in (85., 87.)]),
+        'an': aggregate([summarise(metrics(v)) for v in (80., 82.)]),
+    }
+    lines = markdown_table(
+        results, baseline='an', oracle='full',
+        names=dict(an='AN')).splitlines()
+    assert lines[0] == ('| method | test mAP | test CF1 (paper) | test OF1 '
+                        '| AN → full gap closed |')
+    assert lines[1] == '|:---|---:|---:|---:|---:|'
+    assert lines[3] == ('| hill | 86.00 ± 1.41 | 90.00 ± 1.41 | '
+                        '93.00 ± 1.41 | +50% |')
+    assert lines[4].startswith('| AN | 81.00 ± 1.41') \
+        and lines[4].endswith('+0% |')
+    single = {k: aggregate(v['runs'][:1]) for k, v in results.items()}
+    assert '±' not in markdown_table(single)
+    assert 'gap closed' not in markdown_table(single, baseline='xx')
+
+
+def test_settings_leave_the_oracle_and_second_stages_alone():
+    options = benchmark.setting_options('r0.8', 'single_positive')
+    assert options == {
+        'val_dataloader.dataset.mode': 'ratio',
+        'val_dataloader.dataset.ratio': 0.8,
+        'train_dataloader.dataset.mode': 'ratio',
+        'train_dataloader.dataset.ratio': 0.8,
+    }
+    for train_mode in ('full', 'file'):
+        options = benchmark.setting_options('single_positive', train_mode)
+        assert options == {
+            'val_dataloader.dataset.mode': 'single_positive',
+            'val_dataloader.dataset.ratio': None
+        }
+    linear = benchmark.mode_options('linear', 0.2)
+    assert linear['model.backbone.frozen_stages'] == 4
+    assert linear['optim_wrapper.optimizer.lr'] == 0.2
+    assert benchmark.mode_options('finetune', 0.2) == {}
+
+
+def test_config_checks(tmp_path):
+    demo = osp.join(ROOT, 'configs', 'demo')
+    assert benchmark._dataset_modes(osp.join(
+        demo, 'an.py')) == ('single_positive', 'single_positive', None)
+    first = benchmark._dataset_modes(osp.join(demo, 'pseudo_label.py'))[2]
+    assert first == dict(config=osp.join(demo, 'an.py'), thr=0.5)
+    assert benchmark._dataset_modes(osp.join(demo, 'full_labels.py'))[0] \
+        == 'full'
+    no_stage = tmp_path / 'no_stage.py'
+    no_stage.write_text(f"_base_ = [{osp.join(demo, 'an.py')!r}]\n"
+                        "train_dataloader = dict(dataset=dict(mode='file', "
+                        "label_file='x.npy'))\n")
+    with pytest.raises(ValueError, match='first_stage'):
+        benchmark._dataset_modes(str(no_stage))
+    plain = tmp_path / 'plain.py'
+    plain.write_text(f"_base_ = [{osp.join(demo, 'an.py')!r}]\n"
+                     "train_dataloader = dict(dataset=dict(_delete_=True, "
+                     "type='SyntheticShapes', num_samples=8))\n")
+    with pytest.raises(ValueError, match='must be a PartialLabelDataset'):
+        benchmark._dataset_modes(str(plain))
+    with pytest.raises(SystemExit):
+        benchmark.parse_args([str(tmp_path / 'missing.py')])
+
+
+def test_benchmark_end_to_end(tmp_path, capsys):
+    """Two configs, one seed, a tiny schedule: the tables, the JSON of every
+    run, the figure; a second call reuses the finished runs."""
+    demo = osp.join(ROOT, 'configs', 'demo')
+    args = [
+        osp.join(demo, 'an.py'),
+        osp.join(demo, 'full_labels.py'), '--seeds', '0', '--work-dir',
+        str(tmp_path / 'work'), '--out',
+        str(tmp_path / 'b.json'), '--markdown',
+        str(tmp_path / 'b.md'), '--figure',
+        str(tmp_path / 'b.png'), '--cfg-options', 'train_cfg.max_epochs=2',
+        'train_dataloader.dataset.dataset.num_samples=80',
+        'val_dataloader.dataset.dataset.num_samples=80',
+        'test_dataloader.dataset.num_samples=40',
+        'train_dataloader.batch_size=16'
+    ]
+    results = benchmark.main(args)
+    rows = results['finetune']['single_positive']
+    assert set(rows) == {'an', 'full_labels'}
+    run = rows['an']['runs'][0]
+    assert run['seed'] == 0 and run['setting'] == 'single_positive'
+    assert 0 <= run['mAP'] <= 100
+    with open(tmp_path / 'b.json') as f:
+        saved = json.load(f)
+    assert saved['results']['finetune']['single_positive']['an']['mAP'] \
+        == rows['an']['mAP']
+    table = (tmp_path / 'b.md').read_text()
+    assert '| an |' in table and '| full_labels |' in table
+    assert 'an → full_labels gap closed' in table
+    assert osp.getsize(tmp_path / 'b.png') > 1000
+    out = capsys.readouterr().out
+    assert '[finetune single_positive an seed 0] test mAP' in out
+
+    again = benchmark.main(args)
+    assert again['finetune']['single_positive']['an']['mAP'] \
+        == rows['an']['mAP']
+    assert 'test mAP' not in capsys.readouterr().out.split('**')[0]
+
+
+def test_demo_configs_start_from_the_shipped_backbone():
+    """The demo's backbone loads the shipped source checkpoint."""
+    from mmpretrain.registry import MODELS
+    cfg = Config.fromfile(osp.join(ROOT, 'configs', 'demo', 'an.py'))
+    assert osp.samefile(cfg.model.backbone.init_cfg.checkpoint, BACKBONE)
+    model = MODELS.build(cfg.model)
+    model.init_weights()
+    state = torch.load(BACKBONE, map_location='cpu')['state_dict']
+    for key, value in model.state_dict().items():
+        if key.startswith('backbone.') and 'num_batches' not in key:
+            assert torch.equal(value, state[key]), key
+
+
+def test_extract_backbone(tmp_path):
+    converter = load_tool('model_converters/extract_backbone')
+    state = {
+        'backbone.conv.weight': torch.ones(2),
+        'head.fc.bias': torch.ones(1)
+    }
+    source = tmp_path / 'model.pth'
+    torch.save(dict(state_dict=state, meta=dict(epoch=3)), source)
+    out = tmp_path / 'sub' / 'backbone.pth'
+    converter.main([str(source), str(out)])
+    result = torch.load(out)
+    assert list(result['state_dict']) == ['backbone.conv.weight']
+    assert result['meta'] == dict(epoch=3, extracted_from='model.pth')
+    torch.save(dict(state_dict={'head.fc.bias': torch.ones(1)}), source)
+    with pytest.raises(ValueError, match='model.pth has no'):
+        converter.main([str(source), str(out)])
+    with pytest.raises(FileNotFoundError, match='nothing.pth'):
+        converter.main([str(tmp_path / 'nothing.pth'), str(out)])

@@ -1,0 +1,391 @@
+"""Compare methods on the embedded benchmark: configs x settings x seeds.
+
+Every run fine-tunes the backbone pretrained on the source task
+(configs/benchmark/source_pretrain.py) on the partial labels of the demo
+dataset, keeps the checkpoint with the best validation mAP (validation
+labels are as partial as the training labels), and evaluates it on the
+fully labelled test split. The result is one markdown table per setting
+(mean ± std over seeds of test mAP, CF1 as the papers define it, OF1, and
+the share of the AN -> full-label gap in mAP that each method closes), a
+JSON file with every run, and a figure::
+
+    python tools/benchmark.py configs/demo/*.py --seeds 0 1 2 \\
+        --settings single_positive r0.5 r0.8 --jobs 2 \\
+        --out docs/benchmark.json --markdown docs/benchmark.md \\
+        --figure docs/figures/benchmark.png
+
+Settings (the training and validation labels; the oracle, whose training
+set is in the ``'full'`` mode, keeps its full training labels):
+
+- ``single_positive``: one positive per image (Cole et al.);
+- ``r0.5``, ``r0.8``: the missing-ratio protocol of Zhang et al., each
+  image keeps ``floor(n (1 - r)) + 1`` of its ``n`` positives.
+
+Modes: ``finetune`` trains the whole network end to end (the papers'
+protocol); ``linear`` freezes the pretrained backbone, batch-norm
+statistics included, and trains the linear head only (Cole et al.'s
+linear protocol) at ``--linear-lr``.
+
+Each run is a ``tools/demo.py`` process with ``--threads`` threads, ``--jobs``
+of them at a time; a run whose result file exists is not repeated, so an
+interrupted benchmark continues where it stopped (``--force`` reruns). A
+config that trains on a label file (``mode='file'``) and names a
+``first_stage = dict(config=..., thr=...)`` is the second stage of a
+two-stage method: its labels are made by ``tools/pseudo_label.py`` from the
+first stage's best checkpoint of the same seed, setting and mode.
+"""
+import argparse
+import json
+import os
+import os.path as osp
+import platform
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+
+import torch  # noqa: E402
+from mmengine.config import Config, DictAction  # noqa: E402
+
+from mmlml.analysis.benchmark_results import aggregate  # noqa: E402
+from mmlml.analysis.benchmark_results import markdown_table  # noqa: E402
+
+TOOLS = osp.dirname(osp.abspath(__file__))
+
+SETTINGS = {
+    'single_positive': dict(mode='single_positive'),
+    'r0.5': dict(mode='ratio', ratio=0.5),
+    'r0.8': dict(mode='ratio', ratio=0.8),
+}
+
+SETTING_TITLES = {
+    'single_positive': 'Single positive label per image',
+    'r0.5': 'Missing ratio r = 0.5',
+    'r0.8': 'Missing ratio r = 0.8',
+}
+
+MODES = ('finetune', 'linear')
+
+
+def _dataset_modes(config: str) -> tuple:
+    """The ``mode`` of the training and validation PartialLabelDatasets of
+    ``config``, and its ``first_stage`` (None for a one-stage method)."""
+    cfg = Config.fromfile(config)
+    train = cfg.train_dataloader.dataset
+    val = cfg.val_dataloader.dataset
+    for dataset, split in ((train, 'train'), (val, 'val')):
+        if dataset.get('type') != 'PartialLabelDataset':
+            raise ValueError(
+                f'{config}: the benchmark changes the labels of the '
+                f'{split} set, which must be a PartialLabelDataset, not '
+                f'{dataset.get("type")}.')
+    first_stage = cfg.get('first_stage')
+    if train.mode == 'file' and first_stage is None:
+        raise ValueError(
+            f"{config} trains on a label file (mode='file') but names no "
+            "`first_stage = dict(config=..., thr=...)` to make it from.")
+    if first_stage is not None:
+        first_stage = dict(first_stage)
+        first_stage['config'] = osp.normpath(
+            osp.join(osp.dirname(config), first_stage['config']))
+    return train.mode, val.mode, first_stage
+
+
+def setting_options(setting: str, train_mode: str) -> dict:
+    """The ``--cfg-options`` that put a config in ``setting``: the
+    validation labels always, the training labels unless they are the full
+    labels (the oracle) or a label file (a second stage)."""
+    options = {}
+    targets = ['val_dataloader.dataset']
+    if train_mode not in ('full', 'file'):
+        targets.append('train_dataloader.dataset')
+    for target in targets:
+        for key, value in SETTINGS[setting].items():
+            options[f'{target}.{key}'] = value
+        if 'ratio' not in SETTINGS[setting]:
+            options[f'{target}.ratio'] = None
+    return options
+
+
+def mode_options(mode: str, linear_lr: float) -> dict:
+    """The ``--cfg-options`` of a training mode."""
+    if mode == 'linear':
+        return {
+            'model.backbone.frozen_stages': 4,
+            'model.backbone.norm_eval': True,
+            'optim_wrapper.optimizer.lr': linear_lr,
+        }
+    return {}
+
+
+def _seeds(seeds) -> str:
+    return f'{len(seeds)} seed' + ('s' if len(seeds) > 1 else '')
+
+
+def _format_options(options: dict) -> list:
+    args = []
+    for key, value in options.items():
+        args.append(f'{key}={"None" if value is None else value}')
+    return args
+
+
+class Benchmark:
+    """Runs and collects ``tools/demo.py`` runs under ``work_dir``."""
+
+    def __init__(self, args):
+        self.args = args
+        self.work_dir = args.work_dir
+
+    def run_dir(self, mode, setting, name, seed) -> str:
+        return osp.join(self.work_dir, mode, setting, name, f'seed{seed}')
+
+    def options(self, mode: str, setting: str, train_mode: str) -> dict:
+        """The overrides of a run: ``--cfg-options``, then the mode's, then
+        the setting's."""
+        options = dict(self.args.cfg_options or {})
+        options.update(mode_options(mode, self.args.linear_lr))
+        options.update(setting_options(setting, train_mode))
+        return options
+
+    def _call(self, cmd: list, log: str) -> None:
+        env = dict(os.environ)
+        for var in ('OMP_NUM_THREADS', 'MKL_NUM_THREADS'):
+            env[var] = str(self.args.threads)
+        with open(log, 'a') as f:
+            f.write('$ ' + ' '.join(cmd) + '\n')
+            f.flush()
+            result = subprocess.run(
+                cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
+        if result.returncode:
+            raise RuntimeError(f'Command failed ({result.returncode}), see '
+                               f'{log}: {" ".join(cmd)}')
+
+    def train(self, config: str, mode: str, setting: str, seed: int) -> dict:
+        """Train and test one config (its first stage first, if any);
+        return the run's summary."""
+        name = osp.splitext(osp.basename(config))[0]
+        run_dir = self.run_dir(mode, setting, name, seed)
+        result_file = osp.join(run_dir, 'result.json')
+        if osp.exists(result_file) and not self.args.force:
+            with open(result_file) as f:
+                return dict(json.load(f), cached=True)
+        os.makedirs(run_dir, exist_ok=True)
+        train_mode, _, first_stage = _dataset_modes(config)
+        options = self.options(mode, setting, train_mode)
+        if first_stage is not None:
+            first = self.train(first_stage['config'], mode, setting, seed)
+            labels = osp.join(run_dir, 'pseudo_labels.npy')
+            first_options = self.options(
+                mode, setting,
+                _dataset_modes(first_stage['config'])[0])
+            self._call([
+                sys.executable,
+                osp.join(TOOLS, 'pseudo_label.py'), first_stage['config'],
+                first['best checkpoint'], '--out', labels, '--thr',
+                str(first_stage.get('thr',
+                                    0.5)), '--device', 'cpu', '--cfg-options'
+            ] + _format_options(first_options), osp.join(run_dir, 'log.txt'))
+            options['train_dataloader.dataset.label_file'] = labels
+        out = osp.join(run_dir, 'demo.json')
+        self._call([
+            sys.executable,
+            osp.join(TOOLS, 'demo.py'), config, '--seeds',
+            str(seed), '--work-dir',
+            osp.dirname(osp.dirname(run_dir)), '--out', out, '--cfg-options'
+        ] + _format_options(options), osp.join(run_dir, 'log.txt'))
+        with open(out) as f:
+            summary = json.load(f)[name]['runs'][0]
+        summary.update(seed=seed, setting=setting, mode=mode, config=config)
+        with open(result_file, 'w') as f:
+            json.dump(summary, f, indent=2)
+        return summary
+
+    def run_all(self) -> dict:
+        """Every (mode, setting, config, seed), ``--jobs`` at a time;
+        returns ``{mode: {setting: {name: aggregate}}}``."""
+        args = self.args
+        tasks = [(config, mode, setting, seed) for mode in args.modes
+                 for setting in args.settings for config in args.configs
+                 for seed in args.seeds]
+        # A second stage trains its first stage itself; run the first
+        # stages before so that two jobs do not train the same run.
+        firsts = {
+            _dataset_modes(c)[2]['config']
+            for c in args.configs if _dataset_modes(c)[2] is not None
+        }
+        tasks.sort(key=lambda t: t[0] not in firsts)
+        start = time.time()
+
+        def work(task):
+            summary = self.train(*task)
+            name = osp.splitext(osp.basename(task[0]))[0]
+            if summary.pop('cached', False):
+                return summary
+            print(
+                f'[{task[1]} {task[2]} {name} seed {task[3]}] test mAP '
+                f'{summary["mAP"]:.2f} ({summary["minutes"]:.1f} min; '
+                f'{(time.time() - start) / 60:.1f} min elapsed)',
+                flush=True)
+            return summary
+
+        with ThreadPoolExecutor(args.jobs) as pool:
+            first_runs = [t for t in tasks if t[0] in firsts]
+            list(pool.map(work, first_runs))
+            summaries = list(pool.map(work, tasks))
+        results = {}
+        for (config, mode, setting, _), summary in zip(tasks, summaries):
+            name = osp.splitext(osp.basename(config))[0]
+            results.setdefault(mode, {}).setdefault(setting, {}).setdefault(
+                name, []).append(summary)
+        minutes = (time.time() - start) / 60
+        return {
+            mode: {
+                setting: {
+                    name: aggregate(runs)
+                    for name, runs in by_name.items()
+                }
+                for setting, by_name in by_setting.items()
+            }
+            for mode, by_setting in results.items()
+        }, minutes
+
+
+def report(results: dict, args, minutes: float) -> str:
+    """The markdown tables of every mode and setting."""
+    parts = []
+    for mode, by_setting in results.items():
+        for setting, rows in by_setting.items():
+            ordered = dict(sorted(rows.items(), key=lambda kv: -kv[1]['mAP']))
+            parts.append(f'**{SETTING_TITLES[setting]}, {mode} '
+                         f'({_seeds(args.seeds)})**\n')
+            parts.append(
+                markdown_table(
+                    ordered, baseline=args.baseline, oracle=args.oracle) +
+                '\n')
+    parts.append(f'{minutes:.0f} minutes with {args.jobs} jobs of '
+                 f'{args.threads} thread(s) each.')
+    return '\n'.join(parts)
+
+
+def plot(results: dict, args, path: str) -> None:
+    """One panel per (mode, setting): test mAP of each method (mean and
+    std over seeds), the baseline and the oracle as vertical lines."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    panels = [(mode, setting, rows) for mode, by_setting in results.items()
+              for setting, rows in by_setting.items()]
+    height = max(len(rows) for _, _, rows in panels) * 0.28 + 1.2
+    fig, axes = plt.subplots(
+        1, len(panels), figsize=(5.2 * len(panels), height), squeeze=False)
+    for ax, (mode, setting, rows) in zip(axes[0], panels):
+        ordered = sorted(rows.items(), key=lambda kv: kv[1]['mAP'])
+        names = [name for name, _ in ordered]
+        means = [row['mAP'] for _, row in ordered]
+        stds = [row['std']['mAP'] for _, row in ordered]
+        colours = [
+            'tab:red' if name == args.baseline else
+            'tab:green' if name == args.oracle else 'tab:blue'
+            for name in names
+        ]
+        ax.barh(names, means, xerr=stds, color=colours, capsize=2)
+        for ref, colour in ((args.baseline, 'tab:red'), (args.oracle,
+                                                         'tab:green')):
+            if ref in rows:
+                ax.axvline(rows[ref]['mAP'], color=colour, ls='--', lw=1)
+        low = min(m - s for m, s in zip(means, stds))
+        ax.set_xlim(max(0, low - 2), 100)
+        ax.set_xlabel('test mAP (%)')
+        ax.set_title(
+            f'{SETTING_TITLES[setting]}\n({mode}, '
+            f'{_seeds(args.seeds)})',
+            fontsize=10)
+        ax.tick_params(axis='y', labelsize=8)
+    fig.tight_layout()
+    os.makedirs(osp.dirname(osp.abspath(path)), exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument(
+        'configs',
+        nargs='*',
+        help='method configs (default: every config in configs/demo)')
+    parser.add_argument('--seeds', nargs='+', type=int, default=[0, 1, 2])
+    parser.add_argument(
+        '--settings',
+        nargs='+',
+        choices=list(SETTINGS),
+        default=['single_positive'])
+    parser.add_argument(
+        '--modes', nargs='+', choices=MODES, default=['finetune'])
+    parser.add_argument(
+        '--linear-lr',
+        type=float,
+        default=0.1,
+        help='learning rate of the linear mode (default: 0.1)')
+    parser.add_argument(
+        '--jobs', type=int, default=2, help='runs at a time (default: 2)')
+    parser.add_argument(
+        '--threads',
+        type=int,
+        default=1,
+        help='torch threads of each run (default: 1)')
+    parser.add_argument('--baseline', default='an')
+    parser.add_argument('--oracle', default='full_labels')
+    parser.add_argument('--work-dir', default='work_dirs/benchmark')
+    parser.add_argument('--out', help='JSON file of every run')
+    parser.add_argument('--markdown', help='markdown file of the tables')
+    parser.add_argument('--figure', help='PNG file of the comparison')
+    parser.add_argument(
+        '--force', action='store_true', help='rerun finished runs')
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        help='override settings of every run (before the mode and the '
+        'setting)')
+    args = parser.parse_args(argv)
+    if not args.configs:
+        demo = osp.join(osp.dirname(TOOLS), 'configs', 'demo')
+        args.configs = sorted(
+            osp.join(demo, f) for f in os.listdir(demo) if f.endswith('.py'))
+    for config in args.configs:
+        if not osp.isfile(config):
+            parser.error(f'no config file {config}')
+    if args.jobs < 1 or args.threads < 1:
+        parser.error('--jobs and --threads must be positive')
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    results, minutes = Benchmark(args).run_all()
+    text = report(results, args, minutes)
+    print('\n' + text)
+    if args.markdown:
+        with open(args.markdown, 'w') as f:
+            f.write(text + '\n')
+    if args.out:
+        with open(args.out, 'w') as f:
+            json.dump(
+                dict(
+                    command=' '.join(['python'] + sys.argv),
+                    minutes=minutes,
+                    platform=platform.platform(),
+                    torch=torch.__version__,
+                    results=results),
+                f,
+                indent=1)
+    if args.figure:
+        plot(results, args, args.figure)
+    return results
+
+
+if __name__ == '__main__':
+    main()

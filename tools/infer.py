@@ -1,0 +1,383 @@
+"""Predict the labels of image files with a trained multi-label classifier.
+
+    python tools/infer.py CONFIG CHECKPOINT INPUT [INPUT ...] [--thr 0.5] \\
+        [--topk K] [--out results.json|results.csv] [--device cpu] \\
+        [--batch-size 16] [--recursive]
+
+``INPUT`` is an image file or a folder, whose image files (``.jpg``,
+``.jpeg``, ``.png``, ``.bmp``, ``.webp``, any case) are read in sorted
+order; ``--recursive`` also reads its subfolders. Each image goes through
+the test pipeline of ``CONFIG`` (``test_dataloader``, else
+``val_dataloader``), with MMPretrain's ``LoadImageFromFile`` put first when
+the pipeline has no loading transform (the embedded demo's datasets hand
+over image arrays), then through the model, in eval mode. The score of a
+class is the probability the model's head predicts for it (the sigmoid of
+its logit for MMPretrain's multi-label heads).
+
+For each image, the tool prints the classes whose score is ``>= --thr``,
+highest first (at most ``--topk`` of them when given; with a tiny
+``--thr`` such as ``1e-6``, the ``K`` best classes), and ``--out`` writes
+every score:
+
+- ``.json``: a list with one ``{"img_path": ..., "scores": {class: p},
+  "labels": [...]}`` object per image (``labels`` as printed);
+- ``.csv``: a header ``img_path,<class>,...`` and one row per image.
+
+The class names are the checkpoint's ``meta['dataset_meta']['classes']``
+(MMEngine's Runner saves the training set's), else those of the config's
+test dataset (built with ``lazy_init=True``, so no annotation is read), else
+``class_0``, ``class_1``, ...
+
+Images of different sizes are batched separately (they are never padded),
+so a prediction does not depend on the other images of a run.
+"""
+import argparse
+import csv
+import json
+import os
+import os.path as osp
+import sys
+import warnings
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+
+import torch  # noqa: E402
+from mmengine.config import Config, DictAction  # noqa: E402
+from mmengine.dataset import Compose, default_collate  # noqa: E402
+from mmengine.registry import DefaultScope  # noqa: E402
+from mmengine.runner import load_checkpoint  # noqa: E402
+from mmpretrain.apis import ImageClassificationInferencer  # noqa: E402
+from mmpretrain.models.heads import MultiLabelClsHead  # noqa: E402
+from mmpretrain.structures import DataSample  # noqa: E402
+
+import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
+from mmlml.registry import DATASETS, MODELS, TRANSFORMS  # noqa: E402
+
+IMAGE_EXTENSIONS = ('.jpg', '.jpeg', '.png', '.bmp', '.webp')
+
+
+class InputError(ValueError):
+    """A problem with what the user asked for (an input, the checkpoint,
+    the config): the command line prints its message without a
+    traceback."""
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(
+        description='Predict the labels of images with a multi-label '
+        'classifier')
+    parser.add_argument('config', help='the config the model was trained with')
+    parser.add_argument('checkpoint', help='the trained checkpoint')
+    parser.add_argument(
+        'inputs',
+        nargs='+',
+        metavar='INPUT',
+        help='image files or folders of images')
+    parser.add_argument(
+        '--thr',
+        type=float,
+        default=0.5,
+        help='print the classes whose score is >= this, in (0, 1) '
+        '(default: 0.5)')
+    parser.add_argument(
+        '--topk',
+        type=int,
+        help='print at most this many classes per image (the highest '
+        'scores above --thr)')
+    parser.add_argument(
+        '--out', help='write every score to this .json or .csv file')
+    parser.add_argument(
+        '--device', default='cpu', help='cpu (default), cuda or cuda:N')
+    parser.add_argument(
+        '--batch-size',
+        type=int,
+        default=16,
+        help='images per forward pass (default: 16)')
+    parser.add_argument(
+        '--recursive',
+        action='store_true',
+        help='also read the images in the subfolders of a folder INPUT')
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        help='override config settings')
+    args = parser.parse_args(argv)
+    if not 0 < args.thr < 1:
+        parser.error(f'--thr must lie in (0, 1), got {args.thr}')
+    if args.topk is not None and args.topk < 1:
+        parser.error(f'--topk must be positive, got {args.topk}')
+    if args.batch_size < 1:
+        parser.error(f'--batch-size must be positive, got {args.batch_size}')
+    if args.out is not None and \
+            osp.splitext(args.out)[1].lower() not in ('.json', '.csv'):
+        parser.error(f'--out must be a .json or .csv file, got {args.out!r}')
+    if args.device.startswith('cuda') and not torch.cuda.is_available():
+        parser.error(f'--device {args.device}: CUDA is not available here')
+    return args
+
+
+def is_image_file(path: str) -> bool:
+    return osp.splitext(path)[1].lower() in IMAGE_EXTENSIONS
+
+
+def collect_images(inputs: Sequence[str],
+                   recursive: bool = False) -> List[str]:
+    """The image files of ``inputs``, in order: a file as it is (whatever
+    its extension), a folder as its image files, sorted by their path
+    relative to it (its subfolders too when ``recursive``)."""
+    images = []
+    for path in inputs:
+        if osp.isfile(path):
+            images.append(path)
+        elif osp.isdir(path):
+            found = []
+            for root, dirs, files in os.walk(path):
+                dirs.sort()
+                found += [osp.join(root, f) for f in files if is_image_file(f)]
+                if not recursive:
+                    break
+            if not found:
+                where = ' or its subfolders' if recursive else ''
+                hint = '' if recursive else \
+                    ' (--recursive reads its subfolders)'
+                raise InputError(
+                    f'No image file ({", ".join(IMAGE_EXTENSIONS)}) in the '
+                    f'folder {path}{where}{hint}.')
+            images += sorted(found, key=lambda f: osp.relpath(f, path))
+        else:
+            raise FileNotFoundError(f'Input not found: {path}')
+    return images
+
+
+def find_pipeline(cfg: Config) -> list:
+    """The test pipeline of ``cfg`` (``test_dataloader``, else
+    ``val_dataloader``), looking through dataset wrappers (``dataset``) and
+    into the first part of a ``ConcatDataset`` (``datasets``)."""
+    for name in ('test_dataloader', 'val_dataloader'):
+        current = (cfg.get(name) or {}).get('dataset')
+        while isinstance(current, dict):
+            if current.get('pipeline') is not None:
+                return list(current['pipeline'])
+            if current.get('datasets'):
+                current = current['datasets'][0]
+            else:
+                current = current.get('dataset')
+    raise InputError('The config has no test_dataloader or val_dataloader '
+                     'with a pipeline to transform the images with.')
+
+
+def _type_name(transform) -> str:
+    kind = transform.get('type') if isinstance(transform, dict) else None
+    if isinstance(kind, type):
+        return kind.__name__
+    return str(kind).split('.')[-1]
+
+
+class MultiLabelInferencer(ImageClassificationInferencer):
+    """MMPretrain's image classification inferencer for image files and
+    multi-label heads.
+
+    Unlike the stock inferencer, it keeps the pipeline's own
+    ``LoadImageFromFile`` (with its options) and adds one where the
+    pipeline has none, batches only images of the same size, and selects
+    labels by threshold instead of taking the arg-max class.
+    """
+
+    def _init_pipeline(self, cfg: Config) -> Compose:
+        pipeline = find_pipeline(cfg)
+        if not any(_type_name(t) == 'LoadImageFromFile' for t in pipeline):
+            pipeline.insert(0, dict(type='LoadImageFromFile'))
+        with DefaultScope.overwrite_default_scope('mmpretrain'):
+            return Compose([TRANSFORMS.build(t) for t in pipeline])
+
+    def load(self, path: str) -> dict:
+        """``path`` through the pipeline, or a clear error."""
+        try:
+            data = self.pipeline(dict(img_path=path))
+        except Exception as error:
+            raise InputError(f'Cannot read the image {path}: '
+                             f'{type(error).__name__}: {error}') from error
+        if data is None:
+            raise InputError(f'Cannot read the image {path}: the pipeline '
+                             'dropped it.')
+        return data
+
+    def preprocess(self,
+                   inputs: List[str],
+                   batch_size: int = 1) -> Iterator[dict]:
+        """Batches of at most ``batch_size`` consecutive images of one
+        size, in input order."""
+        chunk, shape = [], None
+        for path in inputs:
+            data = self.load(path)
+            size = tuple(data['inputs'].shape)
+            if chunk and (len(chunk) == batch_size or size != shape):
+                yield default_collate(chunk)
+                chunk = []
+            chunk.append(data)
+            shape = size
+        if chunk:
+            yield default_collate(chunk)
+
+    def postprocess(self,
+                    preds: List[DataSample],
+                    visualization=None,
+                    return_datasamples: bool = False,
+                    thr: float = 0.5,
+                    topk: Optional[int] = None) -> List[dict]:
+        """One ``{'img_path', 'scores', 'labels'}`` dict per prediction:
+        every class score, and the classes with a score ``>= thr`` (at most
+        ``topk``), highest first."""
+        if return_datasamples:
+            return preds
+        results = []
+        for sample in preds:
+            scores = sample.pred_score.detach().float().cpu()
+            if len(scores) != len(self.classes):
+                raise InputError(
+                    f'The model predicts {len(scores)} scores per image, '
+                    f'but {len(self.classes)} class names were found.')
+            order = torch.argsort(scores, descending=True, stable=True)
+            labels = [
+                self.classes[i] for i in order.tolist() if scores[i] >= thr
+            ][:topk]
+            results.append(
+                dict(
+                    img_path=sample.get('img_path'),
+                    scores=dict(zip(self.classes, scores.tolist())),
+                    labels=labels))
+        return results
+
+    def predict(self,
+                images: List[str],
+                batch_size: int = 16,
+                thr: float = 0.5,
+                topk: Optional[int] = None) -> Iterator[dict]:
+        """Yield the result of each image, in order (no progress bar)."""
+        for data in self.preprocess(images, batch_size=batch_size):
+            yield from self.postprocess(self.forward(data), thr=thr, topk=topk)
+
+
+def class_names(cfg: Config, checkpoint: dict) -> Tuple[Optional[list], str]:
+    """The class names and where they come from: the checkpoint's
+    ``meta['dataset_meta']``, else the config's test (or validation)
+    dataset built with ``lazy_init=True``; ``(None, why)`` otherwise."""
+    meta = checkpoint.get('meta') or {}
+    classes = (meta.get('dataset_meta') or {}).get('classes')
+    if classes is not None:
+        return list(classes), 'the checkpoint'
+    reasons = []
+    for name in ('test_dataloader', 'val_dataloader'):
+        dataset_cfg = (cfg.get(name) or {}).get('dataset')
+        if dataset_cfg is None:
+            continue
+        try:
+            with DefaultScope.overwrite_default_scope('mmpretrain'):
+                dataset = DATASETS.build(dict(dataset_cfg, lazy_init=True))
+            classes = dataset.metainfo.get('classes')
+        except Exception as error:
+            reasons.append(f'{name}.dataset: {type(error).__name__}: '
+                           f'{error}')
+            continue
+        if classes is not None:
+            return list(classes), f'the config ({name}.dataset)'
+        reasons.append(f'{name}.dataset has no classes in its metainfo')
+    return None, '; '.join(reasons) or 'the config has no test dataset'
+
+
+def build_inferencer(cfg: Config,
+                     checkpoint: str,
+                     device: str = 'cpu') -> MultiLabelInferencer:
+    """The model of ``cfg`` (with its data preprocessor, as the Runner
+    builds it) with the weights of ``checkpoint``, loaded strictly."""
+    if not osp.isfile(checkpoint):
+        raise FileNotFoundError(f'Checkpoint not found: {checkpoint}')
+    model_cfg = cfg.model.copy()
+    if cfg.get('data_preprocessor') is not None:
+        model_cfg.setdefault('data_preprocessor', cfg.data_preprocessor)
+    with DefaultScope.overwrite_default_scope('mmpretrain'):
+        model = MODELS.build(model_cfg)
+    try:
+        loaded = load_checkpoint(
+            model, checkpoint, map_location='cpu', strict=True)
+    except RuntimeError as error:
+        raise InputError(f'The checkpoint {checkpoint} does not fit the '
+                         f'model of the config: {error}') from error
+    if not isinstance(getattr(model, 'head', None), MultiLabelClsHead):
+        warnings.warn(f'The model head ({type(model.head).__name__}) is not '
+                      'a multi-label head: its scores may not be '
+                      'independent class probabilities.')
+    model._config = cfg  # what the inferencer reads its pipeline from
+    classes, source = class_names(cfg, loaded)
+    num_classes = getattr(model.head, 'num_classes', None)
+    if classes is None:
+        if num_classes is None:
+            raise InputError(f'No class names ({source}) and the head has '
+                             'no num_classes.')
+        print(
+            f'No class names found ({source}); using class_0 .. '
+            f'class_{num_classes - 1}.',
+            file=sys.stderr)
+        classes = [f'class_{i}' for i in range(num_classes)]
+    elif num_classes is not None and len(classes) != num_classes:
+        raise InputError(f'{len(classes)} class names in {source}, but the '
+                         f'model has {num_classes} classes.')
+    classes = [str(name) for name in classes]
+    duplicated = sorted({name for name in classes if classes.count(name) > 1})
+    if duplicated:
+        raise InputError(f'Class names appear twice in {source}: '
+                         f'{duplicated}.')
+    return MultiLabelInferencer(
+        model, pretrained=False, device=device, classes=classes)
+
+
+def format_result(result: dict, thr: float) -> str:
+    labels = ', '.join(f'{name} ({result["scores"][name]:.3f})'
+                       for name in result['labels'])
+    return f'{result["img_path"]}: {labels or f"(no class >= {thr:g})"}'
+
+
+def write_results(results: List[dict], classes: List[str], out: str) -> None:
+    """``results`` to a ``.json`` or ``.csv`` file (see the module
+    docstring)."""
+    os.makedirs(osp.dirname(osp.abspath(out)), exist_ok=True)
+    if out.lower().endswith('.json'):
+        with open(out, 'w') as f:
+            json.dump(results, f, indent=1)
+        return
+    with open(out, 'w', newline='') as f:
+        writer = csv.writer(f)
+        writer.writerow(['img_path'] + classes)
+        for result in results:
+            writer.writerow([result['img_path']] +
+                            [result['scores'][name] for name in classes])
+
+
+def main(argv=None) -> List[Dict]:
+    args = parse_args(argv)
+    images = collect_images(args.inputs, args.recursive)
+    if not osp.isfile(args.checkpoint):
+        raise FileNotFoundError(f'Checkpoint not found: {args.checkpoint}')
+    cfg = Config.fromfile(args.config)
+    if args.cfg_options is not None:
+        cfg.merge_from_dict(args.cfg_options)
+    inferencer = build_inferencer(cfg, args.checkpoint, args.device)
+    results = []
+    for result in inferencer.predict(images, args.batch_size, args.thr,
+                                     args.topk):
+        print(format_result(result, args.thr))
+        results.append(result)
+    if args.out is not None:
+        write_results(results, inferencer.classes, args.out)
+        print(f'{len(results)} images x {len(inferencer.classes)} class '
+              f'scores written to {args.out}')
+    return results
+
+
+if __name__ == '__main__':
+    try:
+        main()
+    except (FileNotFoundError, InputError) as error:
+        sys.exit(f'{osp.basename(__file__)}: error: {error}')
