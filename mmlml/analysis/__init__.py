@@ -1,5 +1,8 @@
-"""Analysis of losses: their gradients with respect to the logits
-(:mod:`.loss_gradients`)."""
+"""Analysis tools: the gradients of losses with respect to the logits
+(:mod:`.loss_gradients`), how a trained model scores the missing labels
+(:mod:`.missing_label_scores`) and the summaries of benchmark runs
+(:mod:`.benchmark_results`)."""
+from . import benchmark_results, missing_label_scores
 from .loss_gradients import (PRESETS, TARGET_KINDS, CurveSpec, EvalSettings,
                              GradientCurve, build_loss, compute_curves,
                              gradient_coupling, is_epoch_dependent,
@@ -11,5 +14,6 @@ __all__ = [
     'TARGET_KINDS', 'PRESETS', 'CurveSpec', 'GradientCurve', 'EvalSettings',
     'registered_losses', 'build_loss', 'is_epoch_dependent',
     'uses_tri_state_targets', 'training_progress', 'probability_grid',
-    'gradient_coupling', 'loss_gradient', 'compute_curves', 'preset_curves'
+    'gradient_coupling', 'loss_gradient', 'compute_curves', 'preset_curves',
+    'benchmark_results', 'missing_label_scores'
 ]

@@ -17,7 +17,7 @@ class APLHook(LabelStoreHook):
     EMAPLLoss` (Zhou et al., "Acknowledging the Unknown for Multi-label
     Learning with Single Positive Labels", ECCV 2022, Sec. 3.3).
 
-    After each epoch :math:`e \ge T_w` (1-based, ``warmup_epochs``), for
+    After each epoch :math:`T_w \le e < T` (1-based, ``warmup_epochs``), for
     every class :math:`c`, the ``quota`` entries with the lowest predicted
     probability among those still unannotated (observed label 0, no
     pseudo-label yet) become *soft negative* pseudo-labels whose value is
@@ -29,7 +29,11 @@ class APLHook(LabelStoreHook):
 
     with :math:`Z_c` the number of unannotated entries of class :math:`c`
     in the initial labels, :math:`T` the number of epochs and :math:`\theta`
-    ``theta``, as in the official code.
+    ``theta``, as in the official code. So the :math:`T - T_w` calls
+    label the fraction :math:`\theta` of the unannotated entries. The
+    official code also assigns after the last epoch, where the labels would
+    train nothing (and, one call more than the quota counts, would label
+    every entry left); this hook skips that call and the scores it needs.
 
     The probabilities are by default those of the training forward pass
     over the epoch (train mode and augmentation, no extra pass: recorded
@@ -97,9 +101,11 @@ class APLHook(LabelStoreHook):
         zeros = (self.observed_labels() == 0).sum(0)
         self.quota = (self.theta * zeros.double() / remaining).floor().long()
 
-    def _labels_after(self, epoch: int) -> bool:
-        """Whether pseudo-labels are assigned after 0-based ``epoch``."""
-        return epoch + 1 >= self.warmup_epochs
+    def _labels_after(self, runner) -> bool:
+        """Whether pseudo-labels are assigned after the current epoch: from
+        the warm-up on, except after the last, whose labels would train
+        nothing."""
+        return self.warmup_epochs <= runner.epoch + 1 < runner.max_epochs
 
     def before_train_epoch(self, runner) -> None:
         """Forget the last epoch's scores.
@@ -123,7 +129,7 @@ class APLHook(LabelStoreHook):
             outputs (dict, optional): The outputs of the training step.
         """
         inputs = self.last_loss_inputs()
-        if self.extra_pass or not self._labels_after(runner.epoch):
+        if self.extra_pass or not self._labels_after(runner):
             return
         self.store.record_scores(inputs.indices, inputs.cls_score.sigmoid())
 
@@ -133,7 +139,7 @@ class APLHook(LabelStoreHook):
         Args:
             runner (Runner): The runner of the training process.
         """
-        if not self._labels_after(runner.epoch):
+        if not self._labels_after(runner):
             return
         if self.extra_pass:
             self._score_training_set(runner)
