@@ -195,3 +195,20 @@ def test_extract_backbone(tmp_path):
         converter.main([str(source), str(out)])
     with pytest.raises(FileNotFoundError, match='nothing.pth'):
         converter.main([str(tmp_path / 'nothing.pth'), str(out)])
+
+
+def test_linear_mode_freezes_the_whole_backbone():
+    """The linear mode's options leave only the head trainable, with the
+    backbone's batch-norm statistics fixed."""
+    from mmpretrain.registry import MODELS
+    cfg = Config.fromfile(osp.join(ROOT, 'configs', 'demo', 'an.py'))
+    cfg.merge_from_dict(benchmark.mode_options('linear', 0.1))
+    model = MODELS.build(cfg.model)
+    model.train()
+    trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+    assert trainable == {'head.fc.weight', 'head.fc.bias'}
+    norms = [
+        m for m in model.backbone.modules()
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
+    ]
+    assert norms and not any(m.training for m in norms)
