@@ -23,6 +23,4 @@ model = dict(
                 dict(type='HighRankRegularizer', loss_weight=1e-3, eps=1e-3),
             ])))
 
-custom_hooks = [
-    dict(type='ClassAPCorrectionHook', warmup_epochs=5, delta=0.1)
-]
+custom_hooks = [dict(type='ClassAPCorrectionHook', warmup_epochs=5, delta=0.1)]
