@@ -46,15 +46,15 @@ sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from mmengine.config import Config, DictAction  # noqa: E402
-from mmengine.dataset import Compose, pseudo_collate  # noqa: E402
+from mmengine.dataset import Compose  # noqa: E402
 from mmengine.registry import init_default_scope  # noqa: E402
-from mmengine.runner import load_checkpoint  # noqa: E402
-from mmengine.utils import ProgressBar  # noqa: E402
-from torch.utils.data import DataLoader  # noqa: E402
 
 import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
+from mmlml.analysis.model_scores import build_model  # noqa: E402
+from mmlml.analysis.model_scores import find_pipeline  # noqa: E402
+from mmlml.analysis.model_scores import predict_scores  # noqa: E402
 from mmlml.datasets import PartialLabelDataset, split_train_val  # noqa: E402
-from mmlml.registry import DATASETS, MODELS  # noqa: E402
+from mmlml.registry import DATASETS  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -130,22 +130,6 @@ def find_partial_label_cfg(dataset_cfg):
                     'keeps their row order.')
 
 
-def find_pipeline(dataset_cfg, name: str):
-    """The pipeline of a dataloader's dataset config, looking through
-    dataset wrappers (``dataset`` keys) and into the first part of a
-    ``ConcatDataset`` (``datasets``)."""
-    current = dataset_cfg
-    while isinstance(current, dict):
-        if current.get('pipeline') is not None:
-            return current['pipeline']
-        if current.get('datasets'):
-            current = current['datasets'][0]
-        else:
-            current = current.get('dataset')
-    raise ValueError(f'{name}.dataset has no pipeline to transform the '
-                     'training images with.')
-
-
 def build_dataset(cfg, pipeline_from: str = 'val') -> PartialLabelDataset:
     """All samples of the training set (``split=None``) with the pipeline of
     ``{pipeline_from}_dataloader``."""
@@ -161,18 +145,6 @@ def build_dataset(cfg, pipeline_from: str = 'val') -> PartialLabelDataset:
     return dataset
 
 
-def build_model(cfg, checkpoint: str, device: str) -> torch.nn.Module:
-    """The config's model (with its data preprocessor, as the Runner builds
-    it) with the checkpoint's weights, in eval mode on ``device``."""
-    model_cfg = cfg.model.copy()
-    if cfg.get('data_preprocessor') is not None:
-        model_cfg.setdefault('data_preprocessor', cfg.data_preprocessor)
-    model = MODELS.build(model_cfg)
-    load_checkpoint(model, checkpoint, map_location='cpu', strict=True)
-    return model.to(device).eval()
-
-
-@torch.no_grad()
 def pseudo_label(model: torch.nn.Module,
                  dataset: PartialLabelDataset,
                  thr: float,
@@ -196,27 +168,9 @@ def pseudo_label(model: torch.nn.Module,
         observed labels.
     """
     observed = dataset.observed_labels
+    scores = predict_scores(model, dataset, batch_size, num_workers)
     labels = observed.copy()
-    seen = np.zeros(len(dataset), dtype=bool)
-    loader = DataLoader(
-        dataset,
-        batch_size=batch_size,
-        shuffle=False,
-        num_workers=num_workers,
-        collate_fn=pseudo_collate)
-    progress = ProgressBar(len(dataset))
-    for batch in loader:
-        for sample in model.test_step(batch):
-            idx = sample.sample_idx
-            score = sample.pred_score.float().cpu().numpy()
-            labels[idx][(observed[idx] == 0) & (score > thr)] = 1
-            seen[idx] = True
-        progress.update(len(batch['data_samples']))
-    sys.stdout.write('\n')
-    if not seen.all():
-        raise RuntimeError(
-            f'{int((~seen).sum())} samples got no prediction; the data '
-            'samples must carry the sample_idx of the dataset.')
+    labels[(observed == 0) & (scores > thr)] = 1
     return labels
 
 
@@ -268,7 +222,7 @@ def main(argv=None):
     device = args.device or ('cuda' if torch.cuda.is_available() else 'cpu')
 
     dataset = build_dataset(cfg, args.pipeline)
-    model = build_model(cfg, args.checkpoint, device)
+    model, _ = build_model(cfg, args.checkpoint, device)
     source = cfg[f'{args.pipeline}_dataloader']
     batch_size = args.batch_size or source.get('batch_size', 32)
     num_workers = args.num_workers if args.num_workers is not None \

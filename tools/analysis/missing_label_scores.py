@@ -68,17 +68,17 @@ sys.path.insert(0,
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from mmengine.config import Config, DictAction  # noqa: E402
-from mmengine.dataset import Compose, pseudo_collate  # noqa: E402
+from mmengine.dataset import Compose  # noqa: E402
 from mmengine.registry import init_default_scope  # noqa: E402
-from mmengine.runner import load_checkpoint  # noqa: E402
-from mmengine.utils import ProgressBar  # noqa: E402
-from torch.utils.data import DataLoader  # noqa: E402
 
 import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
 from mmlml.analysis import missing_label_scores as mls  # noqa: E402
+from mmlml.analysis.model_scores import build_model  # noqa: E402
+from mmlml.analysis.model_scores import find_pipeline  # noqa: E402
+from mmlml.analysis.model_scores import predict_scores  # noqa: E402
 from mmlml.datasets import PartialLabelDataset  # noqa: E402
 from mmlml.datasets import find_partial_label_dataset  # noqa: E402
-from mmlml.registry import DATASETS, HOOKS, MODELS  # noqa: E402
+from mmlml.registry import DATASETS, HOOKS  # noqa: E402
 from mmlml.structures import LabelStore  # noqa: E402
 
 TOOL = 'missing_label_scores.py'
@@ -133,22 +133,6 @@ def parse_args(argv=None):
     return args
 
 
-def find_pipeline(dataset_cfg, name: str):
-    """The pipeline of a dataloader's dataset config, looking through
-    dataset wrappers (``dataset`` keys) and into the first part of a
-    ``ConcatDataset`` (``datasets``)."""
-    current = dataset_cfg
-    while isinstance(current, dict):
-        if current.get('pipeline') is not None:
-            return current['pipeline']
-        if current.get('datasets'):
-            current = current['datasets'][0]
-        else:
-            current = current.get('dataset')
-    raise ValueError(f'{name}.dataset has no pipeline to transform the '
-                     'training images with.')
-
-
 def scoring_pipeline(cfg, source: str = 'test'):
     """The pipeline to score with and the dataloader it comes from:
     ``{source}_dataloader``'s, or the validation one when the config has
@@ -199,65 +183,6 @@ def build_partial_label_sets(cfg, split: str = 'train'):
         split_seed=train.split_seed,
         label_file=train.label_file)
     return scored, train
-
-
-def build_model(cfg, checkpoint: str, device: str):
-    """The config's model (with its data preprocessor, as the Runner builds
-    it) with the checkpoint's weights, in eval mode on ``device``.
-
-    Returns:
-        tuple: The model and the loaded checkpoint dict.
-    """
-    model_cfg = cfg.model.copy()
-    if cfg.get('data_preprocessor') is not None:
-        model_cfg.setdefault('data_preprocessor', cfg.data_preprocessor)
-    model = MODELS.build(model_cfg)
-    ckpt = load_checkpoint(model, checkpoint, map_location='cpu', strict=True)
-    return model.to(device).eval(), ckpt
-
-
-@torch.no_grad()
-def predict_scores(model,
-                   dataset: PartialLabelDataset,
-                   batch_size: int,
-                   num_workers: int = 0) -> np.ndarray:
-    """The ``(len(dataset), C)`` float32 ``pred_score`` of every sample,
-    in the order of the dataset (placed by each sample's ``sample_idx``).
-
-    Args:
-        model: A classifier in eval mode whose ``test_step`` returns data
-            samples with ``pred_score`` (the probabilities of a
-            multi-label head).
-        dataset (PartialLabelDataset): The samples.
-        batch_size (int): The inference batch size.
-        num_workers (int): The dataloader workers. Defaults to 0.
-    """
-    scores = np.full((len(dataset), dataset.num_classes),
-                     np.nan,
-                     dtype=np.float32)
-    loader = DataLoader(
-        dataset,
-        batch_size=batch_size,
-        shuffle=False,
-        num_workers=num_workers,
-        collate_fn=pseudo_collate)
-    progress = ProgressBar(len(dataset), file=sys.stderr)
-    for batch in loader:
-        for sample in model.test_step(batch):
-            score = sample.pred_score.float().cpu().numpy()
-            if score.shape != (dataset.num_classes, ):
-                raise RuntimeError(
-                    f'the model predicts {score.shape[0]} scores per sample '
-                    f'but the dataset has {dataset.num_classes} classes')
-            scores[sample.sample_idx] = score
-        progress.update(len(batch['data_samples']))
-    sys.stderr.write('\n')
-    missing = np.isnan(scores).any(1)
-    if missing.any():
-        raise RuntimeError(
-            f'{int(missing.sum())} samples got no prediction; the data '
-            'samples must carry the sample_idx of the dataset.')
-    return scores
 
 
 def label_store_hooks(cfg):
