@@ -298,7 +298,9 @@ def test_declared_hyperparameters(name):
     cls = MODELS.get(name)
     assert issubclass(cls, PartialLabelLoss)
     params = inspect.signature(cls).parameters
-    assert list(params) == [*cls.hyperparameters, 'reduction', 'loss_weight']
+    assert list(params) == [
+        *cls.hyperparameters, 'reduction', 'loss_weight', 'use_sigmoid'
+    ]
     loss = MODELS.build(dict(type=name, **LOSS_CATALOG[name]))
     text = repr(loss)  # no set_epoch: repr must not need the epoch
     for hparam in cls.hyperparameters:
@@ -309,6 +311,11 @@ def test_declared_hyperparameters(name):
         with pytest.raises(ValueError, match='loss_weight'):
             MODELS.build(
                 dict(type=name, **LOSS_CATALOG[name], loss_weight=bad))
+    # A stock multi-label loss config's use_sigmoid=True is accepted (so
+    # that replacing its type works); a softmax loss is not on offer.
+    MODELS.build(dict(type=name, **LOSS_CATALOG[name], use_sigmoid=True))
+    with pytest.raises(ValueError, match='use_sigmoid'):
+        MODELS.build(dict(type=name, **LOSS_CATALOG[name], use_sigmoid=False))
 
 
 def test_docstring_examples_run():

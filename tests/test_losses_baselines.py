@@ -403,12 +403,12 @@ def test_large_loss_reads_epoch_from_message_hub():
     loss = build(dict(type='LargeLoss', delta_rel=0.5))
     hub = MessageHub.get_instance('mmlml-test-large-loss-epoch')
     try:
-        hub.update_info('epoch', 0)
+        hub.update_info_dict(dict(loop_stage='train', epoch=0, max_epochs=5))
         first = loss(x, t, reduction_override='none')
         hub.update_info('epoch', 1)
         second = loss(x, t, reduction_override='none')
     finally:
-        hub.runtime_info.pop('epoch', None)
+        hub.runtime_info.clear()
     assert (first > 0).all()
     assert (second[0, 2:] == 0).all()
     with pytest.raises(RuntimeError, match='set_epoch'):

@@ -127,8 +127,7 @@ def test_epochs_from_message_hub_and_overrides(fresh_hub):
     loss = build(dict(type='GRLoss'))
     with pytest.raises(RuntimeError, match='epoch'):
         loss(torch.zeros(2, 3), torch.tensor([0, 1]))
-    fresh_hub.update_info('epoch', 7)
-    fresh_hub.update_info('max_epochs', 8)
+    fresh_hub.update_info_dict(dict(loop_stage='train', epoch=7, max_epochs=8))
     assert loss.current_parameters()['mu'] == pytest.approx(0.8)
     # The constructor's max_epochs wins over the Runner's...
     loss = build(dict(type='GRLoss', max_epochs=16))

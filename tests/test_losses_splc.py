@@ -47,7 +47,13 @@ def hub_epoch():
     hub = MessageHub.get_current_instance()
     saved = dict(hub.runtime_info)
     hub.runtime_info.pop('epoch', None)
-    yield lambda epoch: hub.update_info('epoch', epoch)
+    hub.runtime_info.pop('loop_stage', None)
+
+    def publish(epoch):
+        hub.update_info_dict(
+            dict(loop_stage='train', epoch=epoch, max_epochs=10))
+
+    yield publish
     hub.runtime_info.clear()
     hub.runtime_info.update(saved)
 

@@ -4,7 +4,10 @@ Same command line as MMPretrain's ``tools/train.py``. The one difference is
 that ``mmlml`` is imported before the config is parsed, so its compatibility
 fixes (``mmpretrain::`` base configs without ``pkg_resources``, checkpoint
 loading under torch >= 2.6, CPU-only ``torchrun``) are active for every
-config, including stock MMPretrain ones.
+config, including stock MMPretrain ones; and every run gets a
+``ResumeCheckHook``, so that ``--resume`` from a checkpoint of another
+model or method fails with a message instead of a shape error at the first
+step.
 """
 import argparse
 import os
@@ -18,6 +21,7 @@ from mmengine.config import Config, DictAction  # noqa: E402
 from mmengine.runner import Runner  # noqa: E402
 
 import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
+from mmlml.hooks import ResumeCheckHook  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -119,6 +123,9 @@ def main(argv=None):
         runner = RUNNERS.build(cfg)
     else:
         runner = Runner.from_cfg(cfg)
+    if not any(isinstance(hook, ResumeCheckHook) for hook in runner.hooks):
+        # A resumed checkpoint of another model or method fails clearly.
+        runner.register_hook(ResumeCheckHook())
     runner.train()
     return runner
 

@@ -379,13 +379,17 @@ def training_progress(epoch: Optional[int],
                       max_epochs: Optional[int]) -> Iterator[None]:
     """Publish ``epoch`` and ``max_epochs`` in MMEngine's ``MessageHub``.
 
-    As a Runner does, for the duration of the block; the previous values
+    As a running training does (with ``loop_stage='train'`` when an epoch
+    is given), for the duration of the block; the previous values
     (or their absence) are restored afterwards. None publishes nothing.
     """
     info = MessageHub.get_current_instance().runtime_info
-    saved = {key: info.get(key, _MISSING) for key in ('epoch', 'max_epochs')}
+    published = dict(epoch=epoch, max_epochs=max_epochs)
+    if epoch is not None:
+        published['loop_stage'] = 'train'
+    saved = {key: info.get(key, _MISSING) for key in published}
     try:
-        for key, value in (('epoch', epoch), ('max_epochs', max_epochs)):
+        for key, value in published.items():
             if value is not None:
                 info[key] = value
         yield

@@ -5,16 +5,28 @@ import logging
 import numbers
 from typing import Dict, List, Optional, Tuple, Union
 
+import mmengine
 import numpy as np
 from mmengine.dataset.base_dataset import force_full_init
 from mmengine.logging import print_log
 from mmpretrain.datasets import MultiLabelDataset
 
 from mmlml.registry import DATASETS
+from .checks import check_index
+from .file_utils import check_file, quote
 from .label_states import (UNLISTED, check_label_indices, evaluation_target,
                            label_states)
 
 __all__ = ['CustomMultiLabelDataset']
+
+
+def _describe(value, key: str) -> str:
+    """What an annotation file holds instead of an object with ``key``."""
+    if isinstance(value, dict):
+        if key in value:
+            return f'a `{key}` of type {type(value[key]).__name__}'
+        return f'an object with the keys {quote(sorted(value))}'
+    return f'a {type(value).__name__}'
 
 
 @DATASETS.register_module()
@@ -108,15 +120,99 @@ class CustomMultiLabelDataset(MultiLabelDataset):
         ann_file = getattr(self, 'ann_file', '')
         return repr(ann_file) if ann_file else type(self).__name__
 
+    def load_data_list(self) -> List[dict]:
+        """Read MMPretrain's annotation file (``ann_file``), with errors
+        that name the file and the item.
+
+        The file (JSON, or any format ``mmengine.load`` reads) holds an
+        object with a ``data_list`` list of items, each an object with the
+        keys of ``data_prefix`` (``img_path``), and optionally a
+        ``metainfo`` object (the ``classes``). An image listed twice is
+        two samples; a warning says so.
+
+        Returns:
+            list[dict]: The items, with the prefixes joined.
+        """
+        path = self.ann_file
+        if '://' not in path:  # a local file (MMEngine reads URIs too)
+            check_file(path, 'The annotation file')
+        try:
+            annotations = mmengine.load(path)
+        except ValueError as error:  # json.JSONDecodeError among others
+            raise ValueError(f'The annotation file {path!r} cannot be '
+                             f'parsed: {error}.') from error
+        data_list = annotations.get('data_list') if isinstance(
+            annotations, dict) else None
+        if not isinstance(data_list, list):
+            raise ValueError(
+                f'The annotation file {path!r} must hold an object with a '
+                '`data_list` list of items (and a `metainfo` object with the '
+                '`classes`), but it holds '
+                f'{_describe(annotations, "data_list")}.')
+        metainfo = annotations.get('metainfo', {})
+        if not isinstance(metainfo, dict):
+            raise ValueError(f'The `metainfo` of the annotation file {path!r} '
+                             f'must be an object, but is {quote(metainfo)}.')
+        for key, value in metainfo.items():
+            self._metainfo.setdefault(key, value)
+        prefix_keys = tuple(self.data_prefix)
+        first_item: Dict[str, int] = {}
+        repeats: List[Tuple[int, int, str]] = []
+        items = []
+        for i, raw in enumerate(data_list):
+            missing = [
+                key for key in prefix_keys
+                if not isinstance(raw, dict) or key not in raw
+            ]
+            if missing:
+                raise ValueError(
+                    f'Item {i} of the annotation file {path!r} must be an '
+                    f'object with the key(s) {prefix_keys} of `data_prefix` '
+                    f'and `gt_label`, but is {quote(raw)}.')
+            if 'img_path' in raw:
+                image = raw['img_path']
+                if not isinstance(image, str):
+                    raise ValueError(
+                        f'Item {i} of the annotation file {path!r} has the '
+                        f'`img_path` {quote(image)}; it must be a string.')
+                if first_item.setdefault(image, i) != i:
+                    repeats.append((first_item[image], i, image))
+            info = self.parse_data_info(raw)
+            items.extend(info if isinstance(info, list) else [info])
+        if repeats:
+            first, again, image = repeats[0]
+            print_log(
+                f'The annotation file {path!r} lists {len(repeats)} images '
+                f'more than once (e.g. items {first} and {again} are both '
+                f'{image!r}): each repetition is a sample of its own, drawn '
+                'as often as any other, with the labels of its own item.',
+                logger='current',
+                level=logging.WARNING)
+        return items
+
     def filter_data(self) -> List[dict]:
         """Check every item's labels (and apply MMEngine's ``filter_cfg``)."""
         data_list = super().filter_data()
-        num_classes = len(self.metainfo.get('classes') or ())
+        classes = self.metainfo.get('classes') or ()
+        num_classes = len(classes)
         if not num_classes:
             raise ValueError(
                 f'{type(self).__name__} needs the class names: give '
                 "`metainfo=dict(classes=...)` or a `metainfo.classes` in "
                 f'the annotation file {self._annotation_source()}.')
+        if isinstance(classes, str) or len(set(classes)) != num_classes:
+            seen = set()
+            repeated = [c for c in classes if c in seen or seen.add(c)]
+            raise ValueError(
+                f'The classes of {self._annotation_source()} must be a list '
+                f'of distinct names, but got {quote(classes)} (repeated: '
+                f'{quote(repeated[:3])}).')
+        if not data_list:
+            split = getattr(self, 'split', None)
+            raise ValueError(
+                f'{self._annotation_source()} lists no image'
+                f'{"" if split is None else f" of the split {split!r}"}: '
+                'check the annotation file, the split and `filter_cfg`.')
         pos_len, pos_flat = self._flatten(data_list, 'gt_label')
         neg_len, neg_flat = self._flatten(data_list, 'gt_label_negative')
         # All items are checked at once; the first bad item, if any, is
@@ -156,6 +252,8 @@ class CustomMultiLabelDataset(MultiLabelDataset):
         for i, item in enumerate(data_list):
             labels = item.get(key, ())
             if key == 'gt_label' and 'gt_label' not in item:
+                self._check_item(data_list, i, 0)
+            if isinstance(labels, (str, bytes, dict, numbers.Number)):
                 self._check_item(data_list, i, 0)
             if labels is None or isinstance(labels, np.ndarray):
                 labels = [] if labels is None else labels.tolist()
@@ -270,7 +368,9 @@ class CustomMultiLabelDataset(MultiLabelDataset):
                                                None) in self.EVALUATION_SPLITS
 
     def _raw_data_info(self, idx: int) -> dict:
-        """The annotation item, without the evaluation target."""
+        """The annotation item, without the evaluation target (``idx`` is
+        checked: an integer in ``[-len, len)``, negative from the end)."""
+        idx = check_index(idx, len(self), type(self).__name__)
         return super().get_data_info(idx)
 
     @force_full_init

@@ -1,7 +1,6 @@
 """A dataset wrapper that turns a fully labelled dataset into a partial one."""
 import copy
 import logging
-import numbers
 import os
 import os.path as osp
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
@@ -12,6 +11,7 @@ from mmengine.logging import print_log
 from mmpretrain.datasets import VOC
 
 from mmlml.registry import DATASETS
+from .checks import check_index
 from .label_files import load_label_file
 from .label_states import EVAL_UNKNOWN, evaluation_target
 from .partial_labels import (check_mode_ratio, check_seed, make_partial_labels,
@@ -28,6 +28,37 @@ def _annotation_states(full: np.ndarray,
     if unknown is not None:
         states[unknown] = 0
     return states
+
+
+#: Arguments of the wrapped dataset that end up in the wrapper's config
+#: when a config overrides a base config's dataset without ``_delete_``.
+_INNER_DATASET_KEYS = ('ann_file', 'data_root', 'data_prefix', 'pipeline',
+                       'metainfo', 'test_mode', 'filter_cfg', 'indices',
+                       'serialize_data', 'max_refetch', 'num_samples',
+                       'num_classes', 'img_size', 'image_list', 'label_dir',
+                       'ann_format', 'difficult', 'unlisted', 'classes_file',
+                       'image_set_path')
+
+
+def _refuse_unexpected(kwargs: dict) -> None:
+    """Raise the ``TypeError`` of arguments that ``PartialLabelDataset``
+    does not take, explaining the usual cause: a config that replaces a base
+    config's dataset by a ``PartialLabelDataset`` without ``_delete_=True``,
+    so that MMEngine merges the base dataset's arguments into the
+    wrapper's."""
+    names = ', '.join(sorted(map(repr, kwargs)))
+    message = f'PartialLabelDataset got unexpected argument(s) {names}.'
+    inner = sorted(set(kwargs) & set(_INNER_DATASET_KEYS))
+    if inner:
+        message += (
+            f' {", ".join(map(repr, inner))} belong to the wrapped dataset. '
+            'If a config replaces the `dataset` of a base config by a '
+            'PartialLabelDataset, MMEngine merges the base dataset\'s '
+            'arguments into the wrapper: write dataset=dict(_delete_=True, '
+            "type='PartialLabelDataset', dataset=dict(...), ...) to "
+            'replace it instead, and give these arguments to the inner '
+            '`dataset`.')
+    raise TypeError(message)
 
 
 @DATASETS.register_module()
@@ -170,6 +201,11 @@ class PartialLabelDataset:
             split has observed negatives and ``'negative'`` otherwise;
             ``'ignore'`` without any observed negative is refused (every
             predictor would score 100). Defaults to None.
+        **kwargs: None is taken. Any other argument raises a ``TypeError``
+            that names it; arguments of the wrapped dataset (``data_root``,
+            ``ann_file``, ``pipeline``, ...) come from a config that
+            replaced a base config's dataset without ``_delete_=True``,
+            and the error says so.
 
     Examples:
         >>> train = dict(
@@ -204,7 +240,10 @@ class PartialLabelDataset:
                  val_labels: str = 'clean',
                  lazy_init: bool = False,
                  label_file: Optional[Union[str, os.PathLike]] = None,
-                 val_unknown: Optional[str] = None):
+                 val_unknown: Optional[str] = None,
+                 **kwargs):
+        if kwargs:
+            _refuse_unexpected(kwargs)
         check_mode_ratio(mode, ratio, modes=self.MODES)
         if mode == 'file' and label_file is None:
             raise ValueError("`label_file` is required in the 'file' mode: "
@@ -219,8 +258,8 @@ class PartialLabelDataset:
             raise TypeError('`label_file` must be a path, but got '
                             f'{label_file!r} of type '
                             f'{type(label_file).__name__}.')
-        check_seed(seed)
-        check_seed(split_seed, 'split_seed')
+        seed = check_seed(seed)
+        split_seed = check_seed(split_seed, 'split_seed')
         if split is not None and split not in self.SPLITS:
             raise ValueError(f'`split` must be one of {self.SPLITS} or None, '
                              f'but got {split!r}.')
@@ -394,14 +433,17 @@ class PartialLabelDataset:
                 cat_ids = part.get_cat_ids(j)
             else:
                 cat_ids = part.get_data_info(j)['gt_label']
-            cat_ids = np.asarray(cat_ids).reshape(-1)
-            if cat_ids.size and not (np.issubdtype(cat_ids.dtype, np.integer)
-                                     and cat_ids.min() >= 0
-                                     and cat_ids.max() < self.num_classes):
+            cat_ids = np.asarray(cat_ids)
+            valid = cat_ids.ndim <= 1 and (
+                cat_ids.size == 0 or np.issubdtype(cat_ids.dtype, np.integer)
+                and 0 <= cat_ids.min() and cat_ids.max() < self.num_classes)
+            if not valid:
                 raise ValueError(
                     f'Sample {i} of the wrapped dataset has category ids '
-                    f'{cat_ids.tolist()}; they must be integers in '
-                    f'[0, {self.num_classes}).')
+                    f'{cat_ids.tolist()}; they must be a flat list of '
+                    f'integers in [0, {self.num_classes}) (a float or a '
+                    'string is not truncated or parsed).')
+            cat_ids = cat_ids.reshape(-1)
             full[i, cat_ids.astype(np.int64)] = 1
         if stock_voc:
             print_log(
@@ -469,15 +511,7 @@ class PartialLabelDataset:
 
     def _check_index(self, idx: int) -> int:
         """Turn ``idx`` into a non-negative Python int or raise."""
-        length = len(self._indices)
-        if isinstance(idx, bool) or not isinstance(idx, numbers.Integral):
-            raise TypeError('PartialLabelDataset indices must be integers, '
-                            f'got {idx!r} of type {type(idx).__name__}.')
-        idx = int(idx)
-        if not -length <= idx < length:
-            raise IndexError(f'Index {idx} out of range for a '
-                             f'PartialLabelDataset of length {length}.')
-        return idx + length if idx < 0 else idx
+        return check_index(idx, len(self._indices), 'PartialLabelDataset')
 
     @force_full_init
     def get_inner_index(self, idx: int) -> int:

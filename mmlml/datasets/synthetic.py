@@ -5,12 +5,15 @@ drawn from a seeded generator when the dataset is built, so a first training
 run works on any machine within minutes.
 """
 import math
+import numbers
 from typing import List, Optional, Tuple
 
 import numpy as np
 from mmpretrain.datasets import MultiLabelDataset
 
+from mmlml.models.losses.hyperparameters import Integer, check_hparam
 from mmlml.registry import DATASETS
+from .checks import check_index
 
 __all__ = ['SyntheticShapes']
 
@@ -61,6 +64,13 @@ def _shape_mask(shape: str, size: int) -> np.ndarray:
     else:
         raise ValueError(f'unknown shape {shape!r}')
     return mask
+
+
+def _short(names, limit: int = 4) -> str:
+    """The first ``limit`` of a sequence of class names, for messages."""
+    names = list(names)
+    more = f' ... ({len(names)} names)' if len(names) > limit else ''
+    return repr(names[:limit])[:-1] + (more + ']' if more else ']')
 
 
 def _pair_order(num_shapes: int, num_colours: int) -> List[Tuple[int, int]]:
@@ -126,6 +136,10 @@ class SyntheticShapes(MultiLabelDataset):
     and ``split='test'`` draw from different random streams of the same
     process, so the same ``seed`` gives two disjoint samples.
 
+    Every argument is checked: integers (Python or numpy) where integers are
+    expected, finite real numbers in the stated ranges for the others, and
+    sample indices (an integer in ``[-len, len)``).
+
     Args:
         split (str): ``'train'`` or ``'test'``; selects the random stream.
             Defaults to ``'train'``.
@@ -133,7 +147,8 @@ class SyntheticShapes(MultiLabelDataset):
         num_classes (int): Number of classes, 2 to 64. Defaults to 20.
         img_size (int): Side of the square images in pixels.
             Defaults to 32.
-        seed (int): Seed of the generator. Defaults to 0.
+        seed (int): Seed of the generator, a non-negative integer (never
+            None: every process must draw the same images). Defaults to 0.
         p_max (float): Base rate of the most frequent class.
             Defaults to 0.6.
         alpha (float): Power-law exponent of the class rates.
@@ -158,6 +173,9 @@ class SyntheticShapes(MultiLabelDataset):
             pairs, in the same order. With ``num_classes=64`` and
             ``source_for=20``, 44 classes that are not the demo's. Defaults
             to None (every pair is a class).
+        metainfo (dict, optional): Extra meta information. Its ``classes``,
+            if given, must equal the generated names (each class is the
+            pair it draws, so it cannot be renamed). Defaults to None.
         **kwargs: Other arguments of
             :class:`mmpretrain.datasets.MultiLabelDataset` (``pipeline``,
             ``test_mode``, ``indices``, ``serialize_data`` ...), except
@@ -195,32 +213,25 @@ class SyntheticShapes(MultiLabelDataset):
                  metainfo: Optional[dict] = None,
                  **kwargs):
         if split not in _SPLIT_STREAMS:
-            raise ValueError(f'split must be one of '
-                             f'{tuple(_SPLIT_STREAMS)}, got {split!r}')
-        if not isinstance(num_samples, int) or num_samples < 1:
-            raise ValueError(f'num_samples must be a positive int, '
-                             f'got {num_samples!r}')
-        if not isinstance(num_classes, int) or \
-                not 2 <= num_classes <= MAX_CLASSES:
-            raise ValueError(f'num_classes must be an int in '
-                             f'[2, {MAX_CLASSES}], got {num_classes!r}')
-        if not isinstance(grid_size, int) or grid_size < 1:
-            raise ValueError(f'grid_size must be a positive int, '
-                             f'got {grid_size!r}')
-        if not isinstance(img_size, int) or img_size < 4 * grid_size:
-            raise ValueError(f'img_size must be an int of at least '
-                             f'4 * grid_size = {4 * grid_size}, '
-                             f'got {img_size!r}')
-        if not 0 < p_max <= 1:
-            raise ValueError(f'p_max must be in (0, 1], got {p_max!r}')
-        if alpha < 0:
-            raise ValueError(f'alpha must be >= 0, got {alpha!r}')
-        if not 1 <= cooccurrence < self.NUM_SCENES:
-            raise ValueError(f'cooccurrence must be in '
-                             f'[1, {self.NUM_SCENES}), got {cooccurrence!r}')
-        if distractors < 0 or noise_std < 0 or colour_jitter < 0:
-            raise ValueError('distractors, noise_std and colour_jitter must '
-                             'be >= 0')
+            raise ValueError(f'`split` must be one of '
+                             f'{tuple(_SPLIT_STREAMS)}, but got {split!r}.')
+        num_samples = Integer(low=1).check('num_samples', num_samples)
+        num_classes = Integer(low=2).check('num_classes', num_classes)
+        if num_classes > MAX_CLASSES:
+            raise ValueError(f'`num_classes` must be an integer in '
+                             f'[2, {MAX_CLASSES}], but got {num_classes!r}.')
+        grid_size = Integer(low=1).check('grid_size', grid_size)
+        img_size = Integer(low=4 * grid_size).check('img_size', img_size)
+        # SeedSequence takes any non-negative integer; None would draw
+        # other images in every process.
+        seed = Integer().check('seed', seed)
+        p_max = check_hparam('p_max', p_max, 0, 1, low_open=True)
+        alpha = check_hparam('alpha', alpha, low=0)
+        cooccurrence = check_hparam(
+            'cooccurrence', cooccurrence, 1, self.NUM_SCENES, high_open=True)
+        distractors = check_hparam('distractors', distractors, low=0)
+        noise_std = check_hparam('noise_std', noise_std, low=0)
+        colour_jitter = check_hparam('colour_jitter', colour_jitter, low=0)
         for key in ('ann_file', 'data_root'):
             if key in kwargs:
                 raise TypeError(f'{type(self).__name__} reads no files: '
@@ -241,14 +252,15 @@ class SyntheticShapes(MultiLabelDataset):
         self._label_matrix = None
 
         self.class_pairs, self.clutter_pairs = self._design(num_classes)
-        self.source_for = source_for
         self.label_columns = np.arange(num_classes)
         if source_for is not None:
-            if not isinstance(source_for, int) or \
-                    not 2 <= source_for < num_classes:
+            if (isinstance(source_for, bool)
+                    or not isinstance(source_for, numbers.Integral)
+                    or not 2 <= source_for < num_classes):
                 raise ValueError('source_for must be None or an int in '
                                  f'[2, num_classes={num_classes}), got '
                                  f'{source_for!r}')
+            source_for = int(source_for)
             # The pairs are laid out in growing squares, so a smaller
             # design is always part of a larger one.
             target = self._design(source_for)[0]
@@ -256,10 +268,21 @@ class SyntheticShapes(MultiLabelDataset):
                 i for i, pair in enumerate(self.class_pairs)
                 if pair not in target
             ])
+        self.source_for = source_for
         classes = tuple(
             f'{COLOURS[c][0]} {SHAPES[s]}'
             for s, c in np.asarray(self.class_pairs)[self.label_columns])
-        metainfo = dict(classes=classes, **(metainfo or {}))
+        metainfo = dict(metainfo or {})
+        given = metainfo.pop('classes', None)
+        if given is not None and tuple(given) != classes:
+            raise ValueError(
+                f'{type(self).__name__} names its classes after the '
+                '(colour, shape) pair each one draws, so '
+                "`metainfo['classes']` cannot rename them: got "
+                f'{_short(given)} for the classes {_short(classes)}. Choose '
+                'the classes with `num_classes` (and `source_for`), or '
+                'leave `classes` out of `metainfo`.')
+        metainfo['classes'] = classes
         super().__init__(ann_file='', metainfo=metainfo, **kwargs)
 
     @staticmethod
@@ -414,10 +437,17 @@ class SyntheticShapes(MultiLabelDataset):
             self.full_init()
         return self._label_matrix.copy()
 
+    def get_data_info(self, idx: int) -> dict:
+        """The data info of image ``idx``: MMEngine's, with the index
+        checked (an integer in ``[-len, len)``, negative from the end)."""
+        idx = check_index(idx, len(self), type(self).__name__)
+        return super().get_data_info(idx)
+
     def get_cat_ids(self, idx: int) -> List[int]:
         """The class indices of image ``idx`` (without decoding it)."""
         if not self._fully_initialized:
             self.full_init()
+        idx = check_index(idx, len(self), type(self).__name__)
         return np.flatnonzero(self._label_matrix[idx]).tolist()
 
     def extra_repr(self) -> List[str]:

@@ -2,6 +2,7 @@
 names."""
 import csv
 import math
+import numbers
 import os
 import os.path as osp
 from typing import Dict, List, Optional, Sequence
@@ -109,9 +110,12 @@ class ClassWiseMultiLabelMetric(BaseMetric):
                  collect_device: str = 'cpu',
                  prefix: Optional[str] = None) -> None:
         if topk is None:
-            if thr is None or not 0 <= thr <= 1:
+            if (thr is None or isinstance(thr, bool)
+                    or not isinstance(thr, numbers.Real) or not 0 <= thr <= 1):
                 raise ValueError(f'thr must be in [0, 1], got {thr!r}')
-        elif isinstance(topk, bool) or not isinstance(topk, int) or topk < 1:
+            thr = float(thr)
+        elif (isinstance(topk, bool) or not isinstance(topk, numbers.Integral)
+              or topk < 1):
             raise ValueError(f'topk must be a positive int or None, '
                              f'got {topk!r}')
         if sort_by not in SORT_KEYS:
@@ -121,7 +125,7 @@ class ClassWiseMultiLabelMetric(BaseMetric):
             raise ValueError(f'out_file must be a .csv file, got {out_file!r}')
         super().__init__(collect_device=collect_device, prefix=prefix)
         self.thr = None if topk is not None else thr
-        self.topk = topk
+        self.topk = None if topk is None else int(topk)
         self.sort_by = sort_by
         self.out_file = out_file
 

@@ -1,4 +1,5 @@
 """CP, CR, CF1, OP, OR, OF1 as the multi-label literature defines them."""
+import numbers
 from typing import List, Optional
 
 import torch
@@ -24,40 +25,78 @@ class MultiLabelF1Metric(MultiLabelMetric):
     are ignored and a class without predictions has precision 0.
 
     Keys: ``multi-label/CP``, ``CR``, ``CF1``, ``mean-F1``, ``OP``, ``OR``,
-    ``OF1`` (suffix ``_thr-0.75`` for thresholds other than 0.5), in percent.
+    ``OF1`` (suffix ``_thr-0.75`` for thresholds other than 0.5, ``_top3``
+    for ``topk=3``), in percent.
+
+    ``thr`` and ``topk`` follow MMPretrain's ``MultiLabelMetric``: a label
+    is predicted when its score reaches ``thr``, or when it is among the
+    ``topk`` highest scores of its sample if only ``topk`` is given; with
+    neither, ``thr`` is 0.5, and with both, ``thr`` is used (a warning
+    says so).
 
     Args:
-        thr (float): Score threshold. Defaults to 0.5.
+        thr (float, optional): Score threshold in [0, 1]. Defaults to None
+            (0.5 unless ``topk`` is given).
+        topk (int, optional): Predict the ``topk`` highest scores of each
+            sample, a positive integer. Defaults to None.
         strict (bool): Predict positive when ``score > thr`` (the Hill/SPLC
-            code) instead of ``score >= thr`` (MMPretrain). Defaults to
-            False.
+            code) instead of ``score >= thr`` (MMPretrain); threshold
+            predictions only. Defaults to False.
         collect_device (str): ``'cpu'`` or ``'gpu'``. Defaults to ``'cpu'``.
         prefix (str, optional): Defaults to ``'multi-label'``.
     """
 
     def __init__(self,
-                 thr: float = 0.5,
+                 thr: Optional[float] = None,
+                 topk: Optional[int] = None,
                  strict: bool = False,
                  collect_device: str = 'cpu',
                  prefix: Optional[str] = None):
-        if not 0 <= thr <= 1:
-            raise ValueError(f'thr must be in [0, 1], got {thr}')
-        super().__init__(thr=thr, collect_device=collect_device, prefix=prefix)
+        if thr is not None and (isinstance(thr, bool)
+                                or not isinstance(thr, numbers.Real)
+                                or not 0 <= thr <= 1):
+            raise ValueError(f'thr must be a number in [0, 1] or None, got '
+                             f'{thr!r}')
+        if topk is not None and (isinstance(topk, bool)
+                                 or not isinstance(topk, numbers.Integral)
+                                 or topk < 1):
+            raise ValueError(f'topk must be a positive int or None, got '
+                             f'{topk!r}')
+        if not isinstance(strict, bool):
+            raise TypeError(f'strict must be a bool, got {strict!r}')
+        if strict and thr is None and topk is not None:
+            raise ValueError('strict=True changes the threshold comparison, '
+                             'but topk predictions use no threshold: give '
+                             'thr, or leave strict False')
+        if thr is None and topk is None:
+            thr = 0.5  # MMPretrain's default, without its warning
+        thr = None if thr is None else float(thr)
+        topk = None if topk is None else int(topk)
+        super().__init__(
+            thr=thr, topk=topk, collect_device=collect_device, prefix=prefix)
         self.strict = strict
 
     def compute_metrics(self, results: List) -> dict:
         target = torch.stack([res['gt_score'] for res in results])
         pred = torch.stack([res['pred_score'] for res in results]).float()
-        thr = self.thr
-        if self.strict:
-            thr = torch.nextafter(torch.tensor(thr), torch.tensor(2.)).item()
+        thr, topk = self.thr, None
+        if thr is None:
+            topk = self.topk
+            if topk > pred.size(1):
+                raise ValueError(f'topk={topk} exceeds the {pred.size(1)} '
+                                 'classes of the predictions')
+            suffix = f'_top{topk}'
+        else:
+            suffix = '' if thr == 0.5 else f'_thr-{thr:.2f}'
+            if self.strict:
+                thr = torch.nextafter(torch.tensor(thr),
+                                      torch.tensor(2.)).item()
         cp, cr, mean_f1, _ = self.calculate(
-            pred, target, average='macro', thr=thr)
+            pred, target, average='macro', thr=thr, topk=topk)
         op, orc, of1, _ = self.calculate(
-            pred, target, average='micro', thr=thr)
+            pred, target, average='micro', thr=thr, topk=topk)
         cp, cr = cp.item(), cr.item()
         cf1 = 2 * cp * cr / (cp + cr) if cp + cr > 0 else 0.0
-        suffix = '' if self.thr == 0.5 else f'_thr-{self.thr:.2f}'
         values = dict(
             CP=cp, CR=cr, CF1=cf1, OP=op.item(), OR=orc.item(), OF1=of1.item())
         values['mean-F1'] = mean_f1.item()

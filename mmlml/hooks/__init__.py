@@ -1,15 +1,20 @@
-"""Training hooks: the missing-label diagnostics, the hooks that keep
-per-sample label state (pseudo-labels) in a label store, and the one that
-initialises a learnable label estimator (ROLE)."""
+"""Training hooks: the missing-label diagnostics; the hooks that keep
+per-sample label state (pseudo-labels) in a label store; the one that
+initialises a learnable label estimator (ROLE); and the two that keep a run
+honest: epoch-dependent losses following an iteration-based loop
+(``TrainingProgressHook``) and no resuming from another run's checkpoint
+(``ResumeCheckHook``)."""
 from .apl_hook import APLHook
 from .class_ap_correction_hook import ClassAPCorrectionHook
 from .label_estimator_hook import LabelEstimatorHook
 from .label_store_hook import LabelStoreHook
 from .large_loss_correction_hook import LargeLossCorrectionHook
 from .missing_label_diagnostics_hook import MissingLabelDiagnosticsHook
+from .resume_check_hook import ResumeCheckHook
+from .training_progress_hook import TrainingProgressHook
 
 __all__ = [
     'APLHook', 'LabelEstimatorHook', 'LabelStoreHook',
     'MissingLabelDiagnosticsHook', 'ClassAPCorrectionHook',
-    'LargeLossCorrectionHook'
+    'LargeLossCorrectionHook', 'ResumeCheckHook', 'TrainingProgressHook'
 ]

@@ -1,4 +1,5 @@
 """Asymmetric pseudo-labelling (APL) of Zhou et al., ECCV 2022."""
+import numbers
 from typing import Optional
 
 import torch
@@ -72,15 +73,13 @@ class APLHook(LabelStoreHook):
                  extra_pass: bool = False):
         super().__init__()
         if isinstance(warmup_epochs, bool) or not isinstance(
-                warmup_epochs, int) or warmup_epochs < 1:
+                warmup_epochs, numbers.Integral) or warmup_epochs < 1:
             raise ValueError('warmup_epochs must be an integer >= 1, got '
                              f'{warmup_epochs!r}')
-        if isinstance(
-                theta,
-                bool) or not isinstance(theta,
-                                        (int, float)) or not 0 < theta <= 1:
+        if isinstance(theta, bool) or not isinstance(
+                theta, numbers.Real) or not 0 < theta <= 1:
             raise ValueError(f'theta must lie in (0, 1], got {theta!r}')
-        self.warmup_epochs = warmup_epochs
+        self.warmup_epochs = int(warmup_epochs)
         self.theta = float(theta)
         self.extra_pass = bool(extra_pass)
         self.quota: Optional[torch.Tensor] = None

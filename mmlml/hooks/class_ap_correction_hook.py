@@ -1,6 +1,7 @@
 """Per-class training AP and AP-based label correction for OPML-SP (the
 OPML paper, Sec. III-E)."""
 import math
+import numbers
 from typing import Optional, Tuple
 
 import torch
@@ -159,10 +160,10 @@ class ClassAPCorrectionHook(LabelStoreHook):
     def __init__(self, warmup_epochs: int = 5, delta: float = 0.1):
         super().__init__()
         if isinstance(warmup_epochs, bool) or not isinstance(
-                warmup_epochs, int) or warmup_epochs < 1:
+                warmup_epochs, numbers.Integral) or warmup_epochs < 1:
             raise ValueError('warmup_epochs must be an integer >= 1, got '
                              f'{warmup_epochs!r}')
-        self.warmup_epochs = warmup_epochs
+        self.warmup_epochs = int(warmup_epochs)
         self.delta = check_hparam('delta', delta, low=0)
         self.num_positives: Optional[Tensor] = None
 

@@ -1,5 +1,6 @@
 """Initialise a learnable label estimator (ROLE's) from the training set's
 observed labels before training."""
+import numbers
 from typing import Optional
 
 import torch
@@ -49,10 +50,11 @@ class LabelEstimatorHook(Hook):
 
     def __init__(self, seed: Optional[int] = None):
         if seed is not None and (isinstance(seed, bool)
-                                 or not isinstance(seed, int) or seed < 0):
+                                 or not isinstance(seed, numbers.Integral)
+                                 or seed < 0):
             raise ValueError('seed must be a non-negative integer or None, '
                              f'got {seed!r}')
-        self.seed = seed
+        self.seed = None if seed is None else int(seed)
 
     def before_train(self, runner) -> None:
         """Check the set-up and initialise the estimator if needed.

@@ -23,6 +23,7 @@ declaration.
 """
 import functools
 import inspect
+import math
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch
@@ -48,6 +49,17 @@ def check_reduction(reduction: str) -> str:
     return reduction
 
 
+def check_use_sigmoid(owner: str, use_sigmoid: Any) -> None:
+    """Accept MMPretrain's ``use_sigmoid=True``, which every stock
+    multi-label loss config sets, so that replacing a stock loss's
+    ``type`` with an mmlml loss keeps working; refuse anything else."""
+    if use_sigmoid is not True:
+        raise ValueError(
+            f'{owner} scores each label with a sigmoid: use_sigmoid must be '
+            f'True (or left out), got {use_sigmoid!r}; a softmax over '
+            'classes cannot express partial labels')
+
+
 def prepare_inputs(cls_score: Tensor,
                    target: Tensor,
                    soft: bool = False) -> Tuple[Tensor, Tensor]:
@@ -71,7 +83,7 @@ def prepare_inputs(cls_score: Tensor,
         TypeError: ``cls_score`` is not floating point, or ``target`` is
             neither floating point nor integer.
         ValueError: Wrong dimensions, mismatched shapes, index out of range,
-            or target values outside the encoding.
+            target values outside the encoding, or non-finite target values.
     """
     if not isinstance(cls_score, Tensor) or not isinstance(target, Tensor):
         raise TypeError('cls_score and target must be tensors, got '
@@ -118,12 +130,19 @@ def prepare_inputs(cls_score: Tensor,
     target = target.to(compute_dtype)
     if soft:
         bad = ((target < 0) & (target != NEGATIVE)) | (target > 1)
+        bad |= torch.isnan(target)
         expected = '{-1} or [0, 1]'
     else:
         bad = (target != POSITIVE) & (target != UNKNOWN) & (target != NEGATIVE)
         expected = '{-1, 0, 1}'
     if bool(bad.any()):
         values = torch.unique(target[bad])[:5].tolist()
+        if not all(math.isfinite(v) for v in values):
+            raise ValueError(
+                'target holds non-finite values (NaN or inf), found '
+                f'{values}: a corrupt label (e.g. a NaN read from an '
+                'annotation file or a division by zero in a transform); '
+                f'targets must be in {expected}')
         hint = ''
         if any(v != round(v) for v in values):
             hint = ('; fractional targets usually come from Mixup/CutMix '
@@ -342,6 +361,10 @@ class PartialLabelLoss(nn.Module):
         reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Defaults to
             ``'mean'``.
         loss_weight (float): Multiplier of the loss. Defaults to 1.0.
+        use_sigmoid (bool): Must be True. Accepted so that replacing the
+            ``type`` of a stock multi-label loss
+            (``CrossEntropyLoss(use_sigmoid=True)``), e.g. with
+            ``--cfg-options model.head.loss.type=HillLoss``, keeps working.
         **hyperparameters: The subclass's declared hyperparameters.
 
     Shape:
@@ -386,7 +409,8 @@ class PartialLabelLoss(nn.Module):
         ]
         params += [
             inspect.Parameter('reduction', keyword, default='mean'),
-            inspect.Parameter('loss_weight', keyword, default=1.0)
+            inspect.Parameter('loss_weight', keyword, default=1.0),
+            inspect.Parameter('use_sigmoid', keyword, default=True)
         ]
         cls.__init__.__signature__ = inspect.Signature(params)
 
@@ -394,8 +418,10 @@ class PartialLabelLoss(nn.Module):
                  *,
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
+                 use_sigmoid: bool = True,
                  **hyperparameters: Any):
         super().__init__()
+        check_use_sigmoid(type(self).__name__, use_sigmoid)
         self.reduction = check_reduction(reduction)
         self.loss_weight = check_hparam('loss_weight', loss_weight)
         values = check_hyperparameters(self.hyperparameters, hyperparameters,
@@ -461,13 +487,75 @@ class PartialLabelLoss(nn.Module):
         return ', '.join(f'{k}={v!r}' for k, v in values.items())
 
 
+#: The MessageHub key of :class:`~mmlml.hooks.TrainingProgressHook`: the
+#: iterations of one pass over the training data (per process) in an
+#: iteration-based loop, None in an epoch-based one.
+ITERS_PER_EPOCH = 'iters_per_epoch'
+
+
+def epoch_progress(owner: str) -> Tuple[int, int]:
+    """The running training's 0-based epoch and number of epochs, from
+    MMEngine's ``MessageHub``.
+
+    An epoch-based Runner's ``RuntimeInfoHook`` publishes ``epoch`` and
+    ``max_epochs`` there. An ``IterBasedTrainLoop`` publishes ``epoch=0``
+    and ``max_epochs=1`` for the whole run; with
+    :class:`~mmlml.hooks.TrainingProgressHook`, which publishes the
+    iterations of one pass over the data, an epoch is such a pass:
+    ``epoch = iter // iters_per_epoch`` and ``max_epochs =
+    ceil(max_iters / iters_per_epoch)``. In an epoch-based loop the hook
+    publishes ``None`` and the Runner's epochs are kept.
+
+    Args:
+        owner (str): Who asks, for the errors.
+
+    Returns:
+        tuple[int, int]: ``(epoch, max_epochs)``.
+
+    Raises:
+        RuntimeError: No training is running (no Runner, or one that has
+            finished: its ``RuntimeInfoHook`` removes ``loop_stage``), or
+            the run reports a single epoch, which an epoch-dependent method
+            cannot use: an ``IterBasedTrainLoop`` without
+            ``TrainingProgressHook`` (its schedule would never move) or a
+            one-epoch run.
+    """
+    info = MessageHub.get_current_instance().runtime_info
+    if info.get('loop_stage') != 'train' or 'epoch' not in info:
+        state = ('the epoch of a run that is not training (finished, or '
+                 'not started)' if 'epoch' in info else 'no epoch')
+        raise RuntimeError(
+            f'{owner} depends on the training epoch, but no training is '
+            f'running (the MessageHub holds {state}): use it inside '
+            "Runner.train(), whose RuntimeInfoHook publishes 'epoch' and "
+            "'max_epochs', or call loss.set_epoch(epoch, max_epochs) first")
+    iters_per_epoch = info.get(ITERS_PER_EPOCH)
+    if iters_per_epoch is not None:
+        return (int(info['iter']) // iters_per_epoch,
+                -(-int(info['max_iters']) // iters_per_epoch))
+    epoch, max_epochs = int(info['epoch']), int(info['max_epochs'])
+    if max_epochs == 1 and ITERS_PER_EPOCH not in info:
+        raise RuntimeError(
+            f'{owner} depends on the training epoch, and this run reports a '
+            'single epoch, so its epoch schedule would never move and it '
+            'would run as another method. An iteration-based loop '
+            '(IterBasedTrainLoop, train_cfg=dict(by_epoch=False, ...)) '
+            'always reports one: add '
+            "custom_hooks=[dict(type='TrainingProgressHook')] to count an "
+            'epoch as one pass over the training data. In an epoch-based '
+            'run, train for more than one epoch (the same hook accepts a '
+            'one-epoch run, e.g. for a smoke test).')
+    return epoch, max_epochs
+
+
 class TrainingProgress:
     """Mixin for losses whose behaviour depends on the epoch.
 
-    The epoch is read from MMEngine's ``MessageHub`` (the default
-    ``RuntimeInfoHook`` keeps ``epoch``, 0-based, and ``max_epochs`` there
-    during training), so the loss works in a stock config with no extra hook.
-    Outside a Runner call :meth:`set_epoch`.
+    The epoch and the number of epochs are read from MMEngine's
+    ``MessageHub`` (see :func:`epoch_progress`), so the loss works in a
+    stock epoch-based config with no extra hook, and in an iteration-based
+    one with :class:`~mmlml.hooks.TrainingProgressHook`. Outside a Runner
+    call :meth:`set_epoch`.
     """
 
     _epoch_override: Optional[int] = None
@@ -480,6 +568,8 @@ class TrainingProgress:
         reading the MessageHub."""
         if epoch is not None and epoch < 0:
             raise ValueError(f'epoch must be >= 0, got {epoch}')
+        if max_epochs is not None and max_epochs < 1:
+            raise ValueError(f'max_epochs must be >= 1, got {max_epochs}')
         self._epoch_override = epoch
         self._max_epochs_override = max_epochs
 
@@ -487,23 +577,14 @@ class TrainingProgress:
         """The 0-based training epoch."""
         if self._epoch_override is not None:
             return self._epoch_override
-        epoch = MessageHub.get_current_instance().get_info('epoch')
-        if epoch is None:
-            raise RuntimeError(
-                f'{type(self).__name__} depends on the training epoch but '
-                'found none: run it inside an MMEngine Runner (the '
-                "RuntimeInfoHook publishes 'epoch') or call "
-                'loss.set_epoch(epoch, max_epochs) first')
-        return int(epoch)
+        return epoch_progress(type(self).__name__)[0]
 
     def total_epochs(self) -> int:
         """The number of training epochs (``max_epochs``)."""
-        total = self._max_epochs_override
-        if total is None:
-            total = MessageHub.get_current_instance().get_info('max_epochs')
-        if total is None:
+        if self._max_epochs_override is not None:
+            return self._max_epochs_override
+        if self._epoch_override is not None:
             raise RuntimeError(
                 f'{type(self).__name__} needs the number of training epochs: '
-                "run it inside an epoch-based Runner (which publishes "
-                "'max_epochs') or pass max_epochs to set_epoch()")
-        return int(total)
+                'pass max_epochs to set_epoch() with the epoch')
+        return epoch_progress(type(self).__name__)[1]

@@ -8,7 +8,7 @@ import torch.nn as nn
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import check_reduction, prepare_inputs
+from .base import check_reduction, check_use_sigmoid, prepare_inputs
 from .hyperparameters import Real, check_hparam
 
 __all__ = ['HighRankRegularizer', 'high_rank_loss']
@@ -99,10 +99,16 @@ class HighRankRegularizer(nn.Module):
     Args:
         loss_weight (float): :math:`\lambda`. Defaults to 1e-3.
         eps (float): Ridge :math:`\varepsilon > 0`. Defaults to 1e-3.
+        use_sigmoid (bool): Must be True (see
+            :class:`~.base.PartialLabelLoss`).
     """
 
-    def __init__(self, loss_weight: float = 1e-3, eps: float = 1e-3):
+    def __init__(self,
+                 loss_weight: float = 1e-3,
+                 eps: float = 1e-3,
+                 use_sigmoid: bool = True):
         super().__init__()
+        check_use_sigmoid('HighRankRegularizer', use_sigmoid)
         self.loss_weight = check_hparam('loss_weight', loss_weight)
         self.eps = EPS.validate('eps', eps)
 

@@ -5,6 +5,7 @@ import torch.nn as nn
 from torch import Tensor
 
 from mmlml.registry import MODELS
+from .base import check_use_sigmoid
 
 __all__ = ['LossSum']
 
@@ -28,10 +29,15 @@ class LossSum(nn.Module):
     Args:
         losses (Sequence[dict | nn.Module]): Configs (built with the MODELS
             registry) or modules. At least one.
+        use_sigmoid (bool): Must be True (see
+            :class:`~.base.PartialLabelLoss`).
     """
 
-    def __init__(self, losses: Sequence[Union[dict, nn.Module]]):
+    def __init__(self,
+                 losses: Sequence[Union[dict, nn.Module]],
+                 use_sigmoid: bool = True):
         super().__init__()
+        check_use_sigmoid('LossSum', use_sigmoid)
         if isinstance(losses, (dict, nn.Module)) or not losses:
             raise ValueError('losses must be a non-empty list of loss '
                              f'configs or modules, got {losses!r}')
