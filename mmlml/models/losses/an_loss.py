@@ -7,15 +7,15 @@ MMPretrain's head calls ``loss(cls_score, target, avg_factor=N)`` (sum over
 classes, mean over samples). With the head, ``loss_weight=1 / C`` reproduces
 the official value; ``loss_weight=1`` is ``C`` times it.
 """
+import functools
 from typing import Optional
 
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import (NEGATIVE, POSITIVE, UNKNOWN, PartialLabelLoss,
-                   partial_label_loss)
+from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Flag, Real
-from .terms import soft_bce
+from .terms import by_state, scaled, soft_bce_value_grad
 
 __all__ = ['assume_negative_loss', 'ANLoss']
 
@@ -67,14 +67,16 @@ def assume_negative_loss(cls_score: Tensor, target: Tensor,
                              f'C >= 2 classes, got C = {num_classes}')
         weight = 1.0 / (num_classes - 1)
     known_smoothing = 0.0 if negatives_only else smoothing
-    positive = (target == POSITIVE).to(cls_score)
-    unknown = (target == UNKNOWN).to(cls_score)
-    negative = (target == NEGATIVE).to(cls_score)
-    soft_target = (
-        positive * (1.0 - known_smoothing) + unknown * smoothing +
-        negative * known_smoothing)
-    element_weight = None if weight == 1.0 else 1.0 + unknown * (weight - 1)
-    return soft_bce(cls_score, soft_target, element_weight)
+    negative = functools.partial(
+        soft_bce_value_grad, soft_target=known_smoothing)
+    unannotated = scaled(
+        functools.partial(soft_bce_value_grad, soft_target=smoothing), weight)
+    same = weight == 1.0 and known_smoothing == smoothing
+    return by_state(
+        cls_score, target, unannotated,
+        functools.partial(
+            soft_bce_value_grad, soft_target=1.0 - known_smoothing),
+        None if same else negative)
 
 
 @MODELS.register_module()

@@ -128,14 +128,24 @@ def prepare_inputs(cls_score: Tensor,
                          f'{tuple(cls_score.shape)} (or be class indices of '
                          f'shape (N,)), got {tuple(target.shape)}')
     target = target.to(compute_dtype)
+    expected = '{-1} or [0, 1]' if soft else '{-1, 0, 1}'
     if soft:
-        bad = ((target < 0) & (target != NEGATIVE)) | (target > 1)
-        bad |= torch.isnan(target)
-        expected = '{-1} or [0, 1]'
+        # (clamp(t, 0, 1) - t) (t + 1): zero exactly for t = -1 and for
+        # 0 <= t <= 1; NaN or not zero for any other value, +-inf included.
+        deviation = target.clamp(0, 1).sub_(target)
+        deviation = torch.addcmul(deviation, deviation, target)
     else:
-        bad = (target != POSITIVE) & (target != UNKNOWN) & (target != NEGATIVE)
-        expected = '{-1, 0, 1}'
-    if bool(bad.any()):
+        # t (|t| - 1): zero exactly for t in {-1, 0, 1}.
+        deviation = target.abs().sub_(1).mul_(target)
+    any_bad = deviation.any()
+    if target.device.type != 'cpu':
+        # No host synchronisation on accelerators: a bad value stops the
+        # process at the next synchronisation instead.
+        torch._assert_async(
+            ~any_bad, f'mmlml: target values must be in {expected} (1 '
+            'observed positive, 0 unannotated, -1 observed negative)')
+    elif bool(any_bad):
+        bad = deviation != 0
         values = torch.unique(target[bad])[:5].tolist()
         if not all(math.isfinite(v) for v in values):
             raise ValueError(
@@ -152,6 +162,53 @@ def prepare_inputs(cls_score: Tensor,
                          'positive, 0 unannotated, -1 observed negative), '
                          f'found {values}{hint}')
     return cls_score, target
+
+
+class _KnownGradient(torch.autograd.Function):
+    """An element-wise function's value whose derivative was computed with
+    it (see :func:`with_gradient`)."""
+
+    @staticmethod
+    def forward(ctx, cls_score: Tensor, value_and_grad: tuple) -> Tensor:
+        # Passed in a tuple, not as tensor arguments: autograd would treat
+        # an input returned as the output as not differentiable.
+        value, grad = value_and_grad
+        ctx.save_for_backward(grad)
+        return value
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, upstream: Tensor) -> Tuple[Tensor, None]:
+        grad, = ctx.saved_tensors
+        # A per-sample value (N,) of (N, C) logits: broadcast over classes.
+        upstream = upstream.reshape(upstream.shape + (1, ) *
+                                    (grad.dim() - upstream.dim()))
+        return upstream * grad, None
+
+
+def wants_grad(cls_score: Tensor) -> bool:
+    """Whether autograd will differentiate a function of ``cls_score``."""
+    return torch.is_grad_enabled() and cls_score.requires_grad
+
+
+def with_gradient(cls_score: Tensor, value: Tensor,
+                  grad: Optional[Tensor]) -> Tensor:
+    """``value``, an element-wise function of ``cls_score`` computed
+    without autograd, made differentiable with its derivative ``grad``
+    (``d value / d cls_score``, element by element; for a per-sample
+    ``(N,)`` value of ``(N, C)`` logits, ``grad`` is ``(N, C)``: the
+    derivative of each sample's value by each of its logits).
+
+    A loss written this way computes its value and its gradient in one
+    pass, from the same intermediate results, and saves one tensor for the
+    backward pass instead of autograd's chain of intermediates: the
+    backward pass is a single multiplication. ``grad=None`` (no gradient
+    wanted, see :func:`wants_grad`) returns ``value`` as it is. Second
+    derivatives are not available (``create_graph=True`` raises).
+    """
+    if grad is None:
+        return value
+    return _KnownGradient.apply(cls_score, (value, grad))
 
 
 def check_state_tensor(name: str,

@@ -8,8 +8,8 @@ from torch import Tensor
 from mmlml.registry import MODELS
 from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Real, hyperparameters_of
-from .terms import (binary_entropy, negative_term, positive_term,
-                    select_by_state)
+from .terms import (by_state, entropy_value_grad, negative_value_grad,
+                    positive_value_grad, scaled)
 
 __all__ = ['EMLoss', 'em_loss']
 
@@ -19,10 +19,8 @@ def em_loss(cls_score: Tensor, target: Tensor, alpha: float) -> Tensor:
     """Entropy-maximisation loss, functional form: the formula, the
     arguments and their defaults are :class:`EMLoss`'s, plus ``weight``,
     ``reduction`` and ``avg_factor`` as in MMPretrain's losses."""
-    positive = positive_term(cls_score)
-    unannotated = -alpha * binary_entropy(cls_score)
-    negative = negative_term(cls_score)
-    return select_by_state(target, positive, unannotated, negative)
+    return by_state(cls_score, target, scaled(entropy_value_grad, -alpha),
+                    positive_value_grad, negative_value_grad)
 
 
 @MODELS.register_module()

@@ -1,11 +1,11 @@
 """Entropy minimisation on unannotated labels (EntMin)."""
-import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import POSITIVE, UNKNOWN, PartialLabelLoss, partial_label_loss
+from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Real, hyperparameters_of
-from .terms import binary_entropy, negative_term, positive_term
+from .terms import (by_state, entropy_value_grad, negative_value_grad,
+                    positive_value_grad, scaled)
 
 __all__ = ['entmin_loss', 'EntMinLoss']
 
@@ -20,10 +20,8 @@ def entmin_loss(cls_score: Tensor, target: Tensor, alpha: float) -> Tensor:
     arguments are :class:`EntMinLoss`'s (``alpha`` is required), plus
     ``weight``, ``reduction`` and ``avg_factor`` as in MMPretrain's
     losses."""
-    return torch.where(
-        target == POSITIVE, positive_term(cls_score),
-        torch.where(target == UNKNOWN, alpha * binary_entropy(cls_score),
-                    negative_term(cls_score)))
+    return by_state(cls_score, target, scaled(entropy_value_grad, alpha),
+                    positive_value_grad, negative_value_grad)
 
 
 @MODELS.register_module()

@@ -3,7 +3,8 @@
 Chen et al., "Boosting Single Positive Multi-label Classification with
 Generalized Robust Loss", IJCAI 2024 (official code: GRLoss).
 """
-from typing import Dict, Union
+import functools
+from typing import Callable, Dict, Optional, Tuple, Union
 
 import torch
 import torch.nn.functional as F
@@ -13,7 +14,7 @@ from mmlml.registry import MODELS
 from .base import PartialLabelLoss, TrainingProgress, partial_label_loss
 from .hyperparameters import (Choice, Hyperparameter, Integer, Real, RealTuple,
                               hyperparameters_of)
-from .terms import negative_term, select_by_state
+from .terms import ValueGrad, by_state, negative_value_grad
 
 __all__ = ['GRLoss', 'gr_loss', 'gr_loss_with_weights', 'gce_term']
 
@@ -61,7 +62,8 @@ def gr_loss_with_weights(cls_score: Tensor, target: Tensor,
             broadcastable to ``(N, C)``. Pass a detached tensor: the paper
             stops its gradient.
         v (Tensor | float): Weight of the unannotated labels, broadcastable
-            to ``(N, C)``; detached too.
+            to ``(N, C)``; detached too. No gradient flows into ``k`` and
+            ``v``.
         q1 (float): Robustness of the observed-positive term (``0`` is the
             cross-entropy limit, ``1`` the MAE). Defaults to 0.0.
         q2 (float): Robustness of the pseudo-positive term. Defaults to
@@ -70,12 +72,70 @@ def gr_loss_with_weights(cls_score: Tensor, target: Tensor,
         weight, reduction, avg_factor: See
             :func:`~.base.reduce_loss`.
     """
-    log_prob = F.logsigmoid(cls_score)
-    log_one_minus = F.logsigmoid(-cls_score)
-    unannotated = v * (
-        k * gce_term(log_prob, q2) + (1 - k) * gce_term(log_one_minus, q3))
-    return select_by_state(target, gce_term(log_prob, q1), unannotated,
-                           negative_term(cls_score))
+    k, v = (
+        value.detach() if isinstance(value, Tensor) else value
+        for value in (k, v))
+    return _gr_loss(cls_score, target, lambda prob: (k, v), q1, q2, q3)
+
+
+def _gr_loss(cls_score: Tensor, target: Tensor,
+             weights: Callable[[Tensor], Tuple[Union[Tensor, float],
+                                               Union[Tensor, float]]],
+             q1: float, q2: float, q3: float) -> Tensor:
+    """GR Loss whose ``k, v = weights(p)`` are computed from the
+    probabilities of the unannotated term (shared, without gradient)."""
+
+    def unannotated(x: Tensor, grad: bool) -> ValueGrad:
+        prob = torch.sigmoid(x)
+        k, v = weights(prob)
+        pseudo, pseudo_slope = gce_value_grad(x, prob, q2, True, grad)
+        negative, negative_slope = gce_value_grad(x, prob, q3, False, grad)
+        # v [k a + (1 - k) b] = v [b + k (a - b)], in place.
+        value = pseudo.sub_(negative).mul_(k).add_(negative).mul_(v)
+        if not grad:
+            return value, None
+        slope = pseudo_slope.sub_(negative_slope).mul_(k)
+        return value, slope.add_(negative_slope).mul_(v)
+
+    return by_state(cls_score, target, unannotated,
+                    functools.partial(gce_value_grad, q=q1, positive=True),
+                    negative_value_grad)
+
+
+def gce_value_grad(x: Tensor,
+                   prob: Optional[Tensor] = None,
+                   q: float = 0.0,
+                   positive: bool = True,
+                   grad: bool = True) -> ValueGrad:
+    r""":math:`\mathcal{L}_q(P)` (:func:`gce_term`) of :math:`P = p`
+    (``positive``) or :math:`P = 1 - p`, and its derivative by the logit,
+    :math:`\mp P^q (1 - P)`.
+
+    ``prob``, :math:`\sigma(x)`, is computed when not given; ``q = 1``
+    (MAE, :math:`1 - P`) needs no logarithm.
+    """
+    if prob is None:
+        prob = torch.sigmoid(x)
+    other = torch.rsub(prob, 1)  # 1 - p
+    if q == 1:
+        value = other if positive else prob.clone()
+        if not grad:
+            return value, None
+        slope = prob * other
+        return value, (slope.neg_() if positive else slope)
+    # log P = -softplus(-x) for P = p, -softplus(x) for P = 1 - p.
+    nll = F.softplus(-x if positive else x)
+    if q == 0:
+        value, power = nll, None
+    else:
+        power = torch.expm1(nll.mul_(-q))  # P^q - 1
+        value = power.div(-q)
+        power.add_(1)
+    if not grad:
+        return value, None
+    # d/dx = -P^q (1 - P) for P = p and P^q (1 - P) for P = 1 - p.
+    slope = other.neg_() if positive else prob.clone()
+    return value, (slope if power is None else slope.mul_(power))
 
 
 @partial_label_loss(
@@ -106,11 +166,13 @@ def gr_loss(cls_score: Tensor, target: Tensor, w: float, b: float, mu: float,
         weight, reduction, avg_factor: See
             :func:`~.base.reduce_loss`.
     """
-    prob = torch.sigmoid(cls_score.detach())
-    k = torch.sigmoid(w * prob + b)
-    v = torch.exp(-0.5 * ((prob - mu) / sigma)**2)
-    return gr_loss_with_weights.elementwise(cls_score, target, k, v, q1, q2,
-                                            q3)
+
+    def weights(prob: Tensor) -> Tuple[Tensor, Tensor]:
+        k = torch.sigmoid(prob * w + b)
+        v = (prob - mu).div_(sigma).square_().mul_(-0.5).exp_()
+        return k, v
+
+    return _gr_loss(cls_score, target, weights, q1, q2, q3)
 
 
 @MODELS.register_module()

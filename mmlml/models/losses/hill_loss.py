@@ -7,13 +7,14 @@ Labels". Official code: https://github.com/xinyu1205/robust-loss-mlml.
 The focal margin loss and the self-paced loss correction of the same paper
 are in :mod:`.focal_margin_loss` and :mod:`.splc_loss`.
 """
-import torch
+import functools
+
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import POSITIVE, PartialLabelLoss, partial_label_loss
+from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Real, hyperparameters_of
-from .terms import positive_term
+from .terms import by_state, hill_negative_value_grad, positive_value_grad
 
 __all__ = ['hill_loss', 'HillLoss']
 
@@ -25,10 +26,10 @@ def hill_loss(cls_score: Tensor, target: Tensor, lamb: float, margin: float,
     """Hill loss, functional form: the formula, the arguments and their
     defaults are :class:`HillLoss`'s, plus ``weight``, ``reduction`` and
     ``avg_factor`` as in MMPretrain's losses."""
-    prob = torch.sigmoid(cls_score)
-    return torch.where(target == POSITIVE,
-                       positive_term(cls_score, gamma, margin),
-                       (lamb - prob) * prob.square())
+    return by_state(
+        cls_score, target,
+        functools.partial(hill_negative_value_grad, lamb=lamb),
+        functools.partial(positive_value_grad, gamma=gamma, margin=margin))
 
 
 @MODELS.register_module()

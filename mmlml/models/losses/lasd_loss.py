@@ -4,16 +4,16 @@
 with One-Positive Annotations" (anonymous authors, paper under double-blind
 review; eq. 6, Theorem 5.4). No code was published.
 """
+import functools
 from typing import Optional, Union
 
-import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import NEGATIVE, POSITIVE, PartialLabelLoss, partial_label_loss
+from .base import POSITIVE, PartialLabelLoss, partial_label_loss
 from .hyperparameters import Real, check_hparam, hyperparameters_of
 from .splc_loss import splc_pseudo_positives
-from .terms import negative_term, positive_term
+from .terms import by_state, negative_value_grad, positive_value_grad, scaled
 
 __all__ = ['lasd_lambda_neg', 'lasd_loss', 'LASDLoss']
 
@@ -81,18 +81,19 @@ def lasd_loss(cls_score: Tensor, target: Tensor, lambda_pos: float,
                 dim=1, keepdim=True).to(cls_score.dtype)
         lambda_neg = lasd_lambda_neg(lambda_pos, num_positives,
                                      cls_score.size(1))
-    neg_weight = lambda_neg
+    positive = functools.partial(positive_value_grad, gamma=gamma_pos)
+    negative = functools.partial(negative_value_grad, gamma=gamma_neg)
+    observed_negative = None
     if observed_negative_weight is not None:
-        neg_weight = torch.where(
-            target == NEGATIVE,
-            torch.full_like(target, observed_negative_weight),
-            torch.as_tensor(
-                lambda_neg, dtype=target.dtype, device=target.device))
-    loss_pos = positive_term(cls_score, gamma_pos)
-    loss_neg = neg_weight * negative_term(cls_score, gamma_neg)
+        observed_negative = scaled(negative, observed_negative_weight)
     pseudo = splc_pseudo_positives(cls_score, target, tau)
-    return torch.where(target == POSITIVE, loss_pos,
-                       torch.where(pseudo, lambda_pos * loss_pos, loss_neg))
+    return by_state(
+        cls_score,
+        target,
+        scaled(negative, lambda_neg),
+        positive,
+        observed_negative,
+        overrides=[(pseudo, scaled(positive, lambda_pos))])
 
 
 @MODELS.register_module()

@@ -1,11 +1,11 @@
 """BCE on positives, squared error on negatives (MSE⁻), the ablation of
 the Hill paper (Table VI)."""
-import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import POSITIVE, PartialLabelLoss, partial_label_loss
-from .terms import positive_term
+from .base import PartialLabelLoss, partial_label_loss
+from .terms import (by_state, positive_value_grad,
+                    squared_probability_value_grad)
 
 __all__ = ['negative_mse_loss', 'NegativeMSELoss']
 
@@ -15,9 +15,8 @@ def negative_mse_loss(cls_score: Tensor, target: Tensor) -> Tensor:
     """MSE⁻, functional form: the formula is :class:`NegativeMSELoss`'s;
     ``weight``, ``reduction`` and ``avg_factor`` as in MMPretrain's
     losses."""
-    prob = torch.sigmoid(cls_score)
-    return torch.where(target == POSITIVE, positive_term(cls_score),
-                       prob * prob)
+    return by_state(cls_score, target, squared_probability_value_grad,
+                    positive_value_grad)
 
 
 @MODELS.register_module()

@@ -11,22 +11,39 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import PartialLabelLoss, check_reduction, partial_label_loss
+from .base import (PartialLabelLoss, check_reduction, partial_label_loss,
+                   wants_grad, with_gradient)
 from .hyperparameters import Real, check_hyperparameters, hyperparameters_of
+from .terms import ValueGrad
 
 __all__ = ['OPMLLoss', 'opml_loss']
 
 CONSTANT = Real(1.0, low=0, low_open=True)
 
 
-def _log_sum_exp_with_constant(log_constant: float,
-                               log_terms: Tensor) -> Tensor:
-    """Per row, ``log(exp(log_constant) + sum_j exp(log_terms[:, j]))``.
+def _log_sum_exp_value_grad(log_constant: float, mass: Tensor,
+                            exponent: Tensor, sign: float,
+                            grad: bool) -> ValueGrad:
+    """Per row, ``log(exp(log_constant) + sum_j mass_j exp(exponent_j))``
+    and its derivative by the logits, ``sign * mass_j exp(exponent_j) /
+    (exp(log_constant) + sum)``, where ``exponent = sign * logits`` (a
+    fresh tensor, overwritten).
 
-    ``-inf`` entries (zero terms) contribute nothing, with zero gradient.
+    Computed with the row's largest exponent of a positive mass (or
+    ``log_constant``) subtracted; entries of zero mass contribute nothing,
+    with zero gradient.
     """
-    constant = log_terms.new_full((log_terms.size(0), 1), log_constant)
-    return torch.logsumexp(torch.cat([constant, log_terms], dim=1), dim=1)
+    shift = torch.where(mass > 0, exponent,
+                        exponent.new_tensor(-math.inf)).amax(
+                            dim=1, keepdim=True).clamp_(min=log_constant)
+    # Entries of zero mass may exceed the shift: clamp before exp.
+    scaled = exponent.sub_(shift).clamp_(max=0).exp_().mul_(mass)
+    total = scaled.sum(
+        dim=1, keepdim=True).add_(shift.neg().add_(log_constant).exp_())
+    value = (shift + total.log()).squeeze(1)
+    if not grad:
+        return value, None
+    return value, scaled.div_(total).mul_(sign)
 
 
 @partial_label_loss(soft_targets=True, a=CONSTANT, b=CONSTANT)
@@ -47,11 +64,15 @@ def _opml_per_sample(cls_score: Tensor,
             raise ValueError('element-wise weights of OPML must be >= 0')
         pos_mass = pos_mass * element_weight
         neg_mass = neg_mass * element_weight
-    # log(0) = -inf removes an entry from its sum.
-    return (_log_sum_exp_with_constant(log_a,
-                                       torch.log(pos_mass) - cls_score) +
-            _log_sum_exp_with_constant(log_b,
-                                       torch.log(neg_mass) + cls_score))
+    want = wants_grad(cls_score)
+    with torch.no_grad():
+        positive, positive_grad = _log_sum_exp_value_grad(
+            log_a, pos_mass, -cls_score, -1.0, want)
+        negative, negative_grad = _log_sum_exp_value_grad(
+            log_b, neg_mass, cls_score.clone(), 1.0, want)
+        value = positive.add_(negative)
+        grad = positive_grad.add_(negative_grad) if want else None
+    return with_gradient(cls_score, value, grad)
 
 
 def _opml_compute(cls_score: Tensor,

@@ -1,13 +1,14 @@
 """Asymmetric loss (ASL) with unannotated labels assumed negative, and the
 asymmetric focal loss it shares with the focal baseline
 (:mod:`.partial_focal_loss`)."""
-import torch
+import functools
+
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import POSITIVE, PartialLabelLoss, partial_label_loss
+from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Flag, Real, hyperparameters_of
-from .terms import negative_term, positive_term
+from .terms import by_state, negative_value_grad, positive_value_grad, scaled
 
 __all__ = ['asymmetric_focal_loss', 'PartialAsymmetricLoss']
 
@@ -51,12 +52,17 @@ def asymmetric_focal_loss(cls_score: Tensor, target: Tensor, gamma_pos: float,
         weight, reduction, avg_factor: See
             :func:`~.base.reduce_loss`.
     """
-    loss_pos = positive_term(
-        cls_score, gamma_pos, detach_focal_weight=detach_focal_weight)
-    loss_neg = negative_term(
-        cls_score, gamma_neg, clip, detach_focal_weight=detach_focal_weight)
-    return torch.where(target == POSITIVE, pos_weight * loss_pos,
-                       neg_weight * loss_neg)
+    positive = functools.partial(
+        positive_value_grad,
+        gamma=gamma_pos,
+        detach_focal_weight=detach_focal_weight)
+    negative = functools.partial(
+        negative_value_grad,
+        gamma=gamma_neg,
+        clip=clip,
+        detach_focal_weight=detach_focal_weight)
+    return by_state(cls_score, target, scaled(negative, neg_weight),
+                    scaled(positive, pos_weight))
 
 
 @MODELS.register_module()

@@ -5,16 +5,17 @@ Zhang, Y., Cheng, Y., Huang, X., Wen, F., Feng, R., Li, Y. and Guo, Y.
 Labels" (eq. 10). Official code:
 https://github.com/xinyu1205/robust-loss-mlml.
 """
+import functools
 from typing import Dict
 
 import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import (POSITIVE, UNKNOWN, PartialLabelLoss, TrainingProgress,
+from .base import (UNKNOWN, PartialLabelLoss, TrainingProgress,
                    partial_label_loss)
 from .hyperparameters import Flag, Integer, Real, hyperparameters_of
-from .terms import negative_term, positive_term
+from .terms import by_state, negative_value_grad, positive_value_grad
 
 __all__ = [
     'SPLC_BASES', 'splc_corrected_target', 'splc_loss',
@@ -77,18 +78,23 @@ def splc_loss(cls_score: Tensor, target: Tensor, tau: float, margin: float,
     ``correct=False`` is the base loss (before the start epoch), and
     ``weight``, ``reduction``, ``avg_factor`` are as in MMPretrain's
     losses. The other arguments are :class:`SPLCLoss`'s."""
-    loss_pos = positive_term(cls_score, gamma_pos, margin, detach_focal_weight)
-    loss_neg = negative_term(cls_score, gamma_neg, clip, detach_focal_weight)
-    loss = torch.where(target == POSITIVE, loss_pos, loss_neg)
-    if not correct:
-        return loss
-    pseudo = splc_pseudo_positives(cls_score, target, tau)
-    if pseudo_margin or not margin:
-        loss_pseudo = loss_pos
-    else:
-        loss_pseudo = positive_term(cls_score, gamma_pos, 0.0,
-                                    detach_focal_weight)
-    return torch.where(pseudo, loss_pseudo, loss)
+    positive = functools.partial(
+        positive_value_grad,
+        gamma=gamma_pos,
+        margin=margin,
+        detach_focal_weight=detach_focal_weight)
+    negative = functools.partial(
+        negative_value_grad,
+        gamma=gamma_neg,
+        clip=clip,
+        detach_focal_weight=detach_focal_weight)
+    overrides = []
+    if correct:
+        pseudo = splc_pseudo_positives(cls_score, target, tau)
+        overrides.append(
+            (pseudo, positive if pseudo_margin else functools.partial(
+                positive, margin=0.0)))
+    return by_state(cls_score, target, negative, positive, overrides=overrides)
 
 
 @MODELS.register_module()
