@@ -60,6 +60,18 @@ def check_use_sigmoid(owner: str, use_sigmoid: Any) -> None:
             'classes cannot express partial labels')
 
 
+def on_host_or_assert(bad: Tensor, message: str) -> bool:
+    """Whether ``bad`` has a non-zero entry, for the caller to raise a
+    detailed error; on the CPU only. On an accelerator, answering would
+    synchronise with the host: the check is queued instead
+    (``torch._assert_async``), False is returned, and a bad value stops
+    the process at its next synchronisation with ``message``."""
+    if bad.device.type == 'cpu':
+        return bool(bad.any())
+    torch._assert_async(~bad.any(), f'mmlml: {message}')
+    return False
+
+
 def prepare_inputs(cls_score: Tensor,
                    target: Tensor,
                    soft: bool = False) -> Tuple[Tensor, Tensor]:
@@ -113,8 +125,9 @@ def prepare_inputs(cls_score: Tensor,
         if target.numel() != num_samples:
             raise ValueError(f'index target has {target.numel()} entries '
                              f'for {num_samples} samples')
-        if target.numel() and (target.min() < 0
-                               or target.max() >= num_classes):
+        if target.numel() and on_host_or_assert(
+            (target < 0) | (target >= num_classes),
+                f'class indices must lie in [0, {num_classes - 1}]'):
             raise ValueError('class indices must lie in '
                              f'[0, {num_classes - 1}], got range '
                              f'[{int(target.min())}, {int(target.max())}]')
@@ -137,14 +150,10 @@ def prepare_inputs(cls_score: Tensor,
     else:
         # t (|t| - 1): zero exactly for t in {-1, 0, 1}.
         deviation = target.abs().sub_(1).mul_(target)
-    any_bad = deviation.any()
-    if target.device.type != 'cpu':
-        # No host synchronisation on accelerators: a bad value stops the
-        # process at the next synchronisation instead.
-        torch._assert_async(
-            ~any_bad, f'mmlml: target values must be in {expected} (1 '
-            'observed positive, 0 unannotated, -1 observed negative)')
-    elif bool(any_bad):
+    if on_host_or_assert(
+            deviation,
+            f'target values must be in {expected} (1 observed positive, 0 '
+            'unannotated, -1 observed negative)'):
         bad = deviation != 0
         values = torch.unique(target[bad])[:5].tolist()
         if not all(math.isfinite(v) for v in values):
@@ -259,8 +268,9 @@ def prepare_pseudo_labels(pseudo_labels: Tensor, cls_score: Tensor) -> Tensor:
     pseudo_labels = check_state_tensor(
         'pseudo_labels', pseudo_labels, cls_score,
         ' (NaN where an entry has no pseudo-label)')
-    if bool(((pseudo_labels < 0) | (pseudo_labels > 1)).any()):
-        raise ValueError('pseudo-labels must lie in [0, 1] (NaN: none)')
+    message = 'pseudo-labels must lie in [0, 1] (NaN: none)'
+    if on_host_or_assert((pseudo_labels < 0) | (pseudo_labels > 1), message):
+        raise ValueError(message)
     return pseudo_labels
 
 
