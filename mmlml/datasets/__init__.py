@@ -4,7 +4,7 @@ and the embedded demo dataset."""
 from .coco_multi_label import CocoMultiLabel
 from .cub_attributes import CUBAttributes
 from .custom_multi_label_dataset import CustomMultiLabelDataset
-from .label_states import evaluation_target, label_states
+from .label_states import evaluation_target, label_matrices, label_states
 from .nus_wide import NUS_WIDE_CONCEPTS, NUSWide, load_formatted_arrays
 from .openimages_multi_label import OpenImagesMultiLabel
 from .partial_label_dataset import PartialLabelDataset
@@ -18,6 +18,7 @@ __all__ = [
     'CocoMultiLabel', 'VOCMultiLabel', 'NUSWide', 'NUS_WIDE_CONCEPTS',
     'load_formatted_arrays', 'CUBAttributes', 'OpenImagesMultiLabel',
     'CustomMultiLabelDataset', 'PartialLabelDataset', 'SyntheticShapes',
-    'evaluation_target', 'label_states', 'make_partial_labels',
-    'num_kept_positives', 'split_train_val', 'find_partial_label_dataset'
+    'evaluation_target', 'label_matrices', 'label_states',
+    'make_partial_labels', 'num_kept_positives', 'split_train_val',
+    'find_partial_label_dataset'
 ]

@@ -3,7 +3,7 @@ import gc
 import itertools
 import logging
 import numbers
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import mmengine
 import numpy as np
@@ -15,7 +15,7 @@ from mmlml.registry import DATASETS
 from .checks import check_index
 from .file_utils import check_file, quote
 from .label_states import (UNLISTED, check_label_indices, evaluation_target,
-                           label_states)
+                           label_matrices, label_states)
 
 __all__ = ['CustomMultiLabelDataset']
 
@@ -27,6 +27,53 @@ def _describe(value, key: str) -> str:
             return f'a `{key}` of type {type(value[key]).__name__}'
         return f'an object with the keys {quote(sorted(value))}'
     return f'a {type(value).__name__}'
+
+
+class _LabelLists(NamedTuple):
+    """Every sample's label lists as compressed sparse rows (see
+    :func:`~mmlml.datasets.label_states.label_matrices`)."""
+    pos_indptr: np.ndarray
+    pos_indices: np.ndarray
+    neg_indptr: np.ndarray
+    neg_indices: np.ndarray
+
+
+def _compact_indices(flat: np.ndarray, num_classes: int) -> np.ndarray:
+    """Class indices in the smallest integer type that holds them."""
+    dtype = np.int16 if num_classes <= np.iinfo(np.int16).max else np.int32
+    return flat.astype(dtype)
+
+
+def _indptr(lengths: np.ndarray) -> np.ndarray:
+    """Row pointers (``int64``, one more than rows) of rows of ``lengths``."""
+    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    return indptr
+
+
+def _take_rows(indptr: np.ndarray, indices: np.ndarray,
+               rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The compressed sparse rows ``rows`` (any order, repeats allowed)."""
+    starts = indptr[rows]
+    lengths = indptr[rows + 1] - starts
+    new_indptr = _indptr(lengths)
+    gather = np.arange(new_indptr[-1], dtype=np.int64)
+    gather += np.repeat(starts - new_indptr[:-1], lengths)
+    return new_indptr, indices[gather]
+
+
+def _subset_rows(indices: Union[int, Sequence[int]],
+                 length: int) -> np.ndarray:
+    """The rows MMEngine's ``get_subset_(indices)`` keeps of ``length``
+    rows: the first (``indices >= 0``) or last (``< 0``) ``abs(indices)``
+    for an int, else the listed rows (negative ones from the end)."""
+    if isinstance(indices, numbers.Integral):
+        indices = int(indices)
+        if indices >= 0:
+            return np.arange(min(indices, length), dtype=np.int64)
+        return np.arange(max(0, length + indices), length, dtype=np.int64)
+    rows = np.asarray(list(indices), dtype=np.int64).reshape(-1)
+    return np.where(rows < 0, rows + length, rows)
 
 
 @DATASETS.register_module()
@@ -49,8 +96,11 @@ class CustomMultiLabelDataset(MultiLabelDataset):
     ``gt_label``) or unknown (``'unknown'``, a partial annotation such as
     OpenImages' human-verified labels). The label states of a sample, in
     mmlml's training encoding (1 positive, 0 unknown, -1 negative), are
-    :meth:`get_label_states`; :class:`PartialLabelDataset` reads them (its
-    ``'annotated'`` mode trains on them as they are).
+    :meth:`get_label_states`, and those of every sample at once
+    :meth:`get_label_matrices` (made from the label lists kept when the
+    annotation is loaded, without reading the samples one by one);
+    :class:`PartialLabelDataset` reads them (its ``'annotated'`` mode
+    trains on them as they are).
 
     Unknown labels and the two encodings:
 
@@ -112,6 +162,8 @@ class CustomMultiLabelDataset(MultiLabelDataset):
         self.unlisted = unlisted
         self._warned_direct_training = False
         self._statistics: Optional[Dict[str, Union[int, float]]] = None
+        # The label lists of the samples, for get_label_matrices.
+        self._label_lists: Optional[_LabelLists] = None
         super().__init__(*args, **kwargs)
 
     # ------------------------------------------------------------ loading
@@ -236,6 +288,9 @@ class CustomMultiLabelDataset(MultiLabelDataset):
                 self._check_item(data_list,
                                  int(repeated.min()) // num_classes,
                                  num_classes)
+        self._label_lists = _LabelLists(
+            _indptr(pos_len), _compact_indices(pos_flat, num_classes),
+            _indptr(neg_len), _compact_indices(neg_flat, num_classes))
         self._statistics = self._summarize(
             (pos_flat.size, neg_flat.size, len(data_list)),
             int((pos_len == 0).sum()),
@@ -325,6 +380,9 @@ class CustomMultiLabelDataset(MultiLabelDataset):
         finally:
             if enabled:
                 gc.enable()
+        if self._indices is not None:
+            # MMEngine kept the samples of `indices` after filter_data.
+            self._subset_label_lists(self._indices)
         stats = self._statistics
         split = getattr(self, 'split', None)
         print_log(
@@ -387,6 +445,63 @@ class CustomMultiLabelDataset(MultiLabelDataset):
         info = self._raw_data_info(idx)
         return label_states(info['gt_label'], info.get('gt_label_negative'),
                             len(self._metainfo['classes']), self.unlisted)
+
+    @force_full_init
+    def get_label_matrices(self) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+        """The labels of every sample at once: :meth:`get_label_states` of
+        all samples, as two matrices.
+
+        They are made from the label lists checked when the annotation was
+        loaded, without reading the samples one by one.
+
+        Returns:
+            Tuple[np.ndarray, np.ndarray or None]: The ``(N, C)`` ``uint8``
+            matrix of the positives (1; row ``i`` is
+            ``get_label_states(i) == 1``) and the ``(N, C)`` boolean matrix
+            of the unknown labels (``get_label_states(i) == 0``), None if no
+            label is unknown. Every other label is a negative. Both are new
+            arrays that the caller may modify.
+        """
+        lists = self._label_lists
+        if lists is None or len(lists.pos_indptr) != len(self) + 1:
+            # The data list was changed after filter_data: read it again.
+            lists = self._read_label_lists()
+        return label_matrices(lists.pos_indptr, lists.pos_indices,
+                              lists.neg_indptr, lists.neg_indices,
+                              len(self._metainfo['classes']), self.unlisted)
+
+    def _read_label_lists(self) -> _LabelLists:
+        """The label lists of the samples, read one by one."""
+        infos = [self._raw_data_info(i) for i in range(len(self))]
+        pos_len, pos_flat = self._flatten(infos, 'gt_label')
+        neg_len, neg_flat = self._flatten(infos, 'gt_label_negative')
+        return _LabelLists(
+            _indptr(pos_len), pos_flat, _indptr(neg_len), neg_flat)
+
+    def _subset_label_lists(self, indices: Union[int, Sequence[int]]) -> None:
+        """Keep the label lists of the samples that MMEngine's
+        ``get_subset_(indices)`` keeps."""
+        lists = self._label_lists
+        if lists is None:
+            return
+        rows = _subset_rows(indices, len(lists.pos_indptr) - 1)
+        self._label_lists = _LabelLists(
+            *_take_rows(lists.pos_indptr, lists.pos_indices, rows),
+            *_take_rows(lists.neg_indptr, lists.neg_indices, rows))
+
+    def get_subset_(self, indices: Union[int, Sequence[int]]) -> None:
+        """MMEngine's ``get_subset_``, keeping the label lists of
+        :meth:`get_label_matrices` in step."""
+        super().get_subset_(indices)
+        self._subset_label_lists(indices)
+
+    def get_subset(self, indices: Union[int, Sequence[int]]):
+        """MMEngine's ``get_subset``, keeping the label lists of
+        :meth:`get_label_matrices` in step."""
+        subset = super().get_subset(indices)
+        subset._label_lists = self._label_lists
+        subset._subset_label_lists(indices)
+        return subset
 
     def get_data_info(self, idx: int) -> dict:
         """The annotation of a sample, with the evaluation ``gt_score`` in an

@@ -7,13 +7,14 @@ negative, -1 ignored (VOC "difficult"). The functions here build the first
 from an annotation and translate it into the second, so that nothing in the
 training encoding ever reaches an evaluator.
 """
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
 __all__ = [
     'POSITIVE', 'UNKNOWN', 'NEGATIVE', 'UNLISTED', 'EVAL_UNKNOWN',
-    'check_label_indices', 'label_states', 'evaluation_target'
+    'check_label_indices', 'label_states', 'label_matrices',
+    'evaluation_target'
 ]
 
 #: The states of mmlml's training encoding.
@@ -80,6 +81,81 @@ def label_states(positives: Sequence[int],
         states[np.asarray(negatives, dtype=np.int64)] = NEGATIVE
     states[np.asarray(positives, dtype=np.int64)] = POSITIVE
     return states
+
+
+#: Entries of a label matrix written per step by :func:`label_matrices`.
+_CHUNK_ENTRIES = 1 << 22
+
+
+def _scatter_rows(matrix: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
+                  value) -> None:
+    """Set ``matrix[i, indices[indptr[i]:indptr[i + 1]]] = value`` for every
+    row ``i``, in chunks of rows (``matrix`` is C-contiguous)."""
+    num_rows, num_classes = matrix.shape
+    flat = matrix.reshape(-1)
+    step = max(1, _CHUNK_ENTRIES // max(1, num_classes))
+    for start in range(0, num_rows, step):
+        stop = min(start + step, num_rows)
+        lo, hi = int(indptr[start]), int(indptr[stop])
+        if lo == hi:
+            continue
+        rows = np.repeat(
+            np.arange(start, stop, dtype=np.int64),
+            np.diff(indptr[start:stop + 1]))
+        rows *= num_classes
+        rows += indices[lo:hi]
+        flat[rows] = value
+
+
+def label_matrices(
+        pos_indptr: np.ndarray,
+        pos_indices: np.ndarray,
+        neg_indptr: Optional[np.ndarray],
+        neg_indices: Optional[np.ndarray],
+        num_classes: int,
+        unlisted: str = 'negative') -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    """The annotation of many samples at once, from their label lists.
+
+    The lists are compressed sparse rows: sample ``i``'s positives are
+    ``pos_indices[pos_indptr[i]:pos_indptr[i + 1]]`` and its observed
+    negatives ``neg_indices[neg_indptr[i]:neg_indptr[i + 1]]``, class
+    indices in ``[0, num_classes)`` (not checked here). Row ``i`` holds the
+    same labels as :func:`label_states` of these lists, split in two
+    matrices: ``states == 1`` is ``positives[i] == 1`` and ``states == 0``
+    is ``unknown[i]``; every other label is a negative.
+
+    Args:
+        pos_indptr (np.ndarray): ``(N + 1,)`` row pointers of the positives.
+        pos_indices (np.ndarray): The positives' class indices.
+        neg_indptr (np.ndarray, optional): ``(N + 1,)`` row pointers of the
+            observed negatives, or None (no list).
+        neg_indices (np.ndarray, optional): Their class indices, or None.
+        num_classes (int): The number of classes ``C``.
+        unlisted (str): The state of a class in neither list:
+            ``'negative'`` or ``'unknown'``, as in :func:`label_states`.
+
+    Returns:
+        Tuple[np.ndarray, np.ndarray or None]: The ``(N, C)`` ``uint8``
+        matrix of the positives (1) and the ``(N, C)`` boolean matrix of the
+        unknown labels, None if no label is unknown (always with
+        ``unlisted='negative'``).
+    """
+    num_rows = len(pos_indptr) - 1
+    shape = (num_rows, num_classes)
+    positives = np.zeros(shape, dtype=np.uint8)
+    _scatter_rows(positives, pos_indptr, pos_indices, 1)
+    if unlisted != 'unknown':
+        return positives, None
+    num_listed = len(pos_indices) + (0 if neg_indices is None else
+                                     len(neg_indices))
+    unknown = np.ones(shape, dtype=bool)
+    _scatter_rows(unknown, pos_indptr, pos_indices, False)
+    if neg_indptr is not None:
+        _scatter_rows(unknown, neg_indptr, neg_indices, False)
+    # Fewer listed labels than entries leave some unknown; otherwise look.
+    if num_listed >= unknown.size and not unknown.any():
+        unknown = None
+    return positives, unknown
 
 
 def evaluation_target(states: np.ndarray,

@@ -14,20 +14,71 @@ from mmlml.registry import DATASETS
 from .checks import check_index
 from .label_files import load_label_file
 from .label_states import EVAL_UNKNOWN, evaluation_target
-from .partial_labels import (check_mode_ratio, check_seed, make_partial_labels,
-                             split_train_val)
+from .partial_labels import (_check_binary_matrix, check_mode_ratio,
+                             check_seed, make_partial_labels, split_train_val)
 
 __all__ = ['PartialLabelDataset']
 
 
 def _annotation_states(full: np.ndarray,
                        unknown: Optional[np.ndarray]) -> np.ndarray:
-    """The training-encoding states (1, 0, -1) of positives ``full`` and
-    ``unknown`` labels, every other label a negative."""
-    states = np.where(full == 1, 1, -1).astype(np.int8)
+    """The training-encoding states (1, 0, -1) of positives ``full`` (0/1)
+    and ``unknown`` labels, every other label a negative: a new ``int8``
+    array, made without temporaries of its size."""
+    states = np.asarray(full).astype(np.int8)
+    states *= 2
+    states -= 1
     if unknown is not None:
-        states[unknown] = 0
+        np.copyto(states, 0, where=unknown)
     return states
+
+
+#: Entries of a label matrix handled per step by the chunked passes.
+_CHUNK_ENTRIES = 1 << 22
+
+
+def _row_steps(matrix: np.ndarray) -> range:
+    """The first rows of chunks of about :data:`_CHUNK_ENTRIES` entries."""
+    num_rows, num_cols = matrix.shape
+    return range(0, num_rows, max(1, _CHUNK_ENTRIES // max(1, num_cols)))
+
+
+def _select_rows(matrix: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``matrix[rows]`` for sorted, distinct ``rows``, made in place.
+
+    Row ``rows[j] >= j`` moves up to row ``j``, a chunk at a time (each
+    chunk's sources lie at or after its destination and after every earlier
+    destination), then the matrix is shrunk to ``len(rows)`` rows. The
+    matrix is consumed: pass only an array that nothing else holds.
+    """
+    num = len(rows)
+    if num == len(matrix):
+        return matrix  # every row, in order
+    step = _row_steps(matrix).step
+    for start in range(0, num, step):
+        stop = min(start + step, num)
+        matrix[start:stop] = matrix[rows[start:stop]]
+    if matrix.flags.owndata and matrix.flags.c_contiguous:
+        matrix.resize((num, ) + matrix.shape[1:], refcheck=False)
+        return matrix
+    return matrix[:num].copy()
+
+
+def _own(matrix: np.ndarray) -> np.ndarray:
+    """``matrix``, or a copy of it if it is a view or read-only (the rows
+    of the matrices of :meth:`PartialLabelDataset.full_init` are selected in
+    place)."""
+    if matrix.flags.owndata and matrix.flags.writeable:
+        return matrix
+    return matrix.copy()
+
+
+def _any_equal(matrix: np.ndarray, value) -> bool:
+    """Whether any entry of ``matrix`` equals ``value`` (in chunks)."""
+    steps = _row_steps(matrix)
+    return any(
+        bool((matrix[start:start + steps.step] == value).any())
+        for start in steps)
 
 
 #: Arguments of the wrapped dataset that end up in the wrapper's config
@@ -70,12 +121,16 @@ class PartialLabelDataset:
     as MMPretrain's ``MultiLabelDataset`` and ``VOC`` do; a dataset
     without ``get_cat_ids`` (MMEngine's ``ConcatDataset``) is read through
     the ``gt_label`` of ``get_data_info``. Its full ``(N, C)`` label matrix
-    is read once this way (no image is loaded) and the observed labels are
-    generated over all of its ``N`` samples, deterministically from
-    ``seed``; then ``split`` selects the training or validation rows of the
-    split of :func:`~mmlml.datasets.split_train_val`. This is the order of
-    Cole et al. (CVPR 2021): generate over the official training set, then
-    hold out 20% of it for validation. Everything is computed in
+    is read once, without loading any image: at once from
+    ``get_label_matrices`` if the wrapped dataset has it
+    (:class:`CustomMultiLabelDataset` and the benchmark datasets,
+    :class:`SyntheticShapes`), else sample by sample this way. The observed
+    labels are generated over all of its ``N`` samples, deterministically
+    from ``seed``; then ``split`` selects the training or validation rows of
+    the split of :func:`~mmlml.datasets.split_train_val` (in place: the
+    matrices of all ``N`` samples are not kept). This is the order of Cole
+    et al. (CVPR 2021): generate over the official training set, then hold
+    out 20% of it for validation. Everything is computed in
     :meth:`full_init`, so every dataloader worker and every rank sees the
     same labels.
 
@@ -375,8 +430,7 @@ class PartialLabelDataset:
             observed = _annotation_states(full, unknown)
         else:
             observed = make_partial_labels(
-                full, self.mode, ratio=self.ratio,
-                seed=self.seed).astype(np.int8)
+                full, self.mode, ratio=self.ratio, seed=self.seed)
 
         if self.split is None:
             indices = np.arange(num_samples, dtype=np.int64)
@@ -385,10 +439,16 @@ class PartialLabelDataset:
                                                  self.split_seed)
             indices = train_idx if self.split == 'train' else val_idx
 
+        # The matrices are this method's own: select their rows in place.
         self._indices = indices
-        self._full_labels = full[indices]
-        self._unknown = None if unknown is None else unknown[indices]
-        self._observed_labels = observed[indices]
+        self._full_labels = _select_rows(full, indices)
+        del full
+        self._unknown = None if unknown is None \
+            else _select_rows(unknown, indices)
+        del unknown
+        # make_partial_labels gives 0/1 uint8: the same bytes as int8.
+        self._observed_labels = _select_rows(observed, indices).view(np.int8)
+        del observed
         self._eval_unknown = self._resolve_val_unknown()
         self._fully_initialized = True
         self._log_statistics()
@@ -398,16 +458,53 @@ class PartialLabelDataset:
         """Read the wrapped dataset's annotation: its positives, and its
         unknown labels if it has any.
 
-        A dataset (or part of a ``ConcatDataset``) with ``get_label_states``
-        (:class:`CustomMultiLabelDataset` and the benchmark datasets) gives
-        the states of each sample (1 positive, 0 unknown, -1 negative); any
-        other dataset is fully labelled and gives its positives through
-        ``get_cat_ids`` or the ``gt_label`` of ``get_data_info``.
+        A wrapped dataset with ``get_label_matrices``
+        (:class:`CustomMultiLabelDataset` and the benchmark datasets,
+        :class:`SyntheticShapes`) gives them at once. Otherwise they are
+        read sample by sample (:meth:`_read_annotation_per_sample`).
+
+        ``get_label_matrices()`` returns the ``(N, C)`` positives (0/1) and
+        the ``(N, C)`` boolean unknown labels or None, as new arrays that
+        the caller owns: :meth:`full_init` selects their rows in place.
 
         Returns:
             tuple: The ``(N, C)`` ``uint8`` matrix of positives and the
             ``(N, C)`` boolean matrix of unknown labels, None if there are
-            none.
+            none. Both are new arrays.
+        """
+        getter = getattr(self.dataset, 'get_label_matrices', None)
+        if getter is None or hasattr(self.dataset, 'datasets'):
+            return self._read_annotation_per_sample(num_samples)
+        full, unknown = getter()
+        desc = f'get_label_matrices() of {type(self.dataset).__name__}'
+        full = _own(np.asarray(full))
+        expected = (num_samples, self.num_classes)
+        if full.shape != expected:
+            raise ValueError(
+                f'The positives of {desc} have shape {full.shape}; expected '
+                f'{expected}.')
+        if full.dtype != np.uint8:
+            full = _check_binary_matrix(full, 'positives').astype(np.uint8)
+        if unknown is not None:
+            unknown = np.asarray(unknown)
+            if unknown.shape != expected or unknown.dtype != np.bool_:
+                raise ValueError(
+                    f'The unknown labels of {desc} must be a boolean matrix '
+                    f'of shape {expected}, but got {unknown.dtype} of shape '
+                    f'{unknown.shape}.')
+            unknown = _own(unknown) if _any_equal(unknown, True) else None
+        return full, unknown
+
+    def _read_annotation_per_sample(
+            self, num_samples: int) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+        """Read the annotation as :meth:`_read_annotation` does, one sample
+        at a time.
+
+        A dataset (or part of a ``ConcatDataset``) with ``get_label_states``
+        gives the states of each sample (1 positive, 0 unknown, -1
+        negative); any other dataset is fully labelled and gives its
+        positives through ``get_cat_ids`` or the ``gt_label`` of
+        ``get_data_info``.
         """
         full = np.zeros((num_samples, self.num_classes), dtype=np.uint8)
         unknown = None
@@ -474,7 +571,7 @@ class PartialLabelDataset:
         unknown labels; None for other splits."""
         if self.split != 'val' or self.val_labels != 'observed':
             return None
-        has_negative = bool((self._observed_labels == -1).any())
+        has_negative = _any_equal(self._observed_labels, -1)
         if self.val_unknown is None:
             return 'ignore' if has_negative else 'negative'
         if self.val_unknown == 'ignore' and not has_negative:
@@ -709,20 +806,31 @@ class PartialLabelDataset:
         full = self._full_labels
         observed = self._observed_labels
         num_images = int(full.shape[0])
-        num_pos = int(full.sum(dtype=np.int64))
-        num_obs_pos = int((observed == 1).sum())
-        num_obs_neg = int((observed == -1).sum())
-        num_unknown = int((observed == 0).sum())
-        num_false_pos = int(((observed == 1) & (full == 0)).sum())
-        num_false_neg = int(((observed == -1) & (full == 1)).sum())
+        num_pos = num_obs_pos = num_obs_neg = num_false_pos = 0
+        num_false_neg = no_positive = no_observed = annotated_unknown = 0
+        steps = _row_steps(full)
+        for start in steps:
+            rows = slice(start, start + steps.step)
+            block, obs = full[rows], observed[rows]
+            num_pos += int(np.count_nonzero(block))
+            positive, negative = obs == 1, obs == -1
+            num_obs_pos += int(np.count_nonzero(positive))
+            num_obs_neg += int(np.count_nonzero(negative))
+            positive &= block == 0
+            num_false_pos += int(np.count_nonzero(positive))
+            negative &= block == 1
+            num_false_neg += int(np.count_nonzero(negative))
+            if self.num_classes:
+                no_positive += int(np.count_nonzero(block.max(axis=1) == 0))
+                no_observed += int(np.count_nonzero(obs.max(axis=1) < 1))
+            if self._unknown is not None:
+                annotated_unknown += int(np.count_nonzero(self._unknown[rows]))
+        if not self.num_classes:
+            no_positive = no_observed = num_images
+        num_unknown = num_images * self.num_classes - num_obs_pos - \
+            num_obs_neg
         num_true_pos = num_obs_pos - num_false_pos
         precision = num_true_pos / num_obs_pos if num_obs_pos else None
-        no_positive = int((full.max(axis=1) == 0).sum()) \
-            if self.num_classes else num_images
-        no_observed = int((observed.max(axis=1) < 1).sum()) \
-            if self.num_classes else num_images
-        annotated_unknown = 0 if self._unknown is None \
-            else int(self._unknown.sum())
         return dict(
             mode=self.mode,
             ratio=self.ratio,

@@ -6,7 +6,7 @@ run works on any machine within minutes.
 """
 import math
 import numbers
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from mmpretrain.datasets import MultiLabelDataset
@@ -426,16 +426,40 @@ class SyntheticShapes(MultiLabelDataset):
         if self._fully_initialized:
             return
         super().full_init()
+        self._cache_label_matrix()
+
+    def _cache_label_matrix(self) -> None:
+        """Cache the label matrix of the samples (after MMEngine's
+        ``indices`` or a subset chose them)."""
         matrix = np.zeros((len(self), len(self.label_columns)), dtype=np.uint8)
         for i in range(len(self)):
             matrix[i, self.get_data_info(i)['gt_label']] = 1
         self._label_matrix = matrix
+
+    def get_subset_(self, indices: Union[int, Sequence[int]]) -> None:
+        """MMEngine's ``get_subset_``, keeping the label matrix in step."""
+        super().get_subset_(indices)
+        self._cache_label_matrix()
+
+    def get_subset(self, indices: Union[int, Sequence[int]]):
+        """MMEngine's ``get_subset``, keeping the label matrix in step."""
+        subset = super().get_subset(indices)
+        subset._cache_label_matrix()
+        return subset
 
     def get_label_matrix(self) -> np.ndarray:
         """The full labels as a ``(N, C)`` ``uint8`` matrix of 0/1."""
         if not self._fully_initialized:
             self.full_init()
         return self._label_matrix.copy()
+
+    def get_label_matrices(self) -> Tuple[np.ndarray, None]:
+        """The labels of every sample at once, as
+        :class:`~mmlml.datasets.CustomMultiLabelDataset` gives them: the
+        ``(N, C)`` ``uint8`` matrix of the positives (a new array,
+        :meth:`get_label_matrix`) and None, as no label is unknown (every
+        other label is a negative)."""
+        return self.get_label_matrix(), None
 
     def get_data_info(self, idx: int) -> dict:
         """The data info of image ``idx``: MMEngine's, with the index
