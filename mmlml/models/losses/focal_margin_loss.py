@@ -5,14 +5,13 @@ Zhang, Y., Cheng, Y., Huang, X., Wen, F., Feng, R., Li, Y. and Guo, Y.
 Labels" (eq. 11). Official code:
 https://github.com/xinyu1205/robust-loss-mlml.
 """
-import functools
 
 from torch import Tensor
 
 from mmlml.registry import MODELS
 from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Real, hyperparameters_of
-from .terms import by_state, negative_value_grad, positive_value_grad
+from .terms import by_state, focal_terms
 
 __all__ = ['focal_margin_loss', 'FocalMarginLoss']
 
@@ -26,10 +25,8 @@ def focal_margin_loss(cls_score: Tensor, target: Tensor, margin: float,
     """Focal margin loss, functional form: the formula, the arguments and
     their defaults are :class:`FocalMarginLoss`'s, plus ``weight``,
     ``reduction`` and ``avg_factor`` as in MMPretrain's losses."""
-    return by_state(
-        cls_score, target,
-        functools.partial(negative_value_grad, gamma=gamma_neg),
-        functools.partial(positive_value_grad, gamma=gamma, margin=margin))
+    positive, negative = focal_terms(gamma, gamma_neg, margin)
+    return by_state(cls_score, target, negative, positive)
 
 
 @MODELS.register_module()

@@ -4,7 +4,6 @@
 with One-Positive Annotations" (anonymous authors, paper under double-blind
 review; eq. 6, Theorem 5.4). No code was published.
 """
-import functools
 from typing import Optional, Union
 
 from torch import Tensor
@@ -13,7 +12,7 @@ from mmlml.registry import MODELS
 from .base import POSITIVE, PartialLabelLoss, partial_label_loss
 from .hyperparameters import Real, check_hparam, hyperparameters_of
 from .splc_loss import splc_pseudo_positives
-from .terms import by_state, negative_value_grad, positive_value_grad, scaled
+from .terms import by_state, focal_terms, scaled
 
 __all__ = ['lasd_lambda_neg', 'lasd_loss', 'LASDLoss']
 
@@ -81,8 +80,7 @@ def lasd_loss(cls_score: Tensor, target: Tensor, lambda_pos: float,
                 dim=1, keepdim=True).to(cls_score.dtype)
         lambda_neg = lasd_lambda_neg(lambda_pos, num_positives,
                                      cls_score.size(1))
-    positive = functools.partial(positive_value_grad, gamma=gamma_pos)
-    negative = functools.partial(negative_value_grad, gamma=gamma_neg)
+    positive, negative = focal_terms(gamma_pos, gamma_neg)
     observed_negative = None
     if observed_negative_weight is not None:
         observed_negative = scaled(negative, observed_negative_weight)

@@ -1,14 +1,13 @@
 """Asymmetric loss (ASL) with unannotated labels assumed negative, and the
 asymmetric focal loss it shares with the focal baseline
 (:mod:`.partial_focal_loss`)."""
-import functools
 
 from torch import Tensor
 
 from mmlml.registry import MODELS
 from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Flag, Real, hyperparameters_of
-from .terms import by_state, negative_value_grad, positive_value_grad, scaled
+from .terms import by_state, focal_terms, scaled
 
 __all__ = ['asymmetric_focal_loss', 'PartialAsymmetricLoss']
 
@@ -52,13 +51,9 @@ def asymmetric_focal_loss(cls_score: Tensor, target: Tensor, gamma_pos: float,
         weight, reduction, avg_factor: See
             :func:`~.base.reduce_loss`.
     """
-    positive = functools.partial(
-        positive_value_grad,
-        gamma=gamma_pos,
-        detach_focal_weight=detach_focal_weight)
-    negative = functools.partial(
-        negative_value_grad,
-        gamma=gamma_neg,
+    positive, negative = focal_terms(
+        gamma_pos,
+        gamma_neg,
         clip=clip,
         detach_focal_weight=detach_focal_weight)
     return by_state(cls_score, target, scaled(negative, neg_weight),

@@ -15,7 +15,7 @@ from mmlml.registry import MODELS
 from .base import (UNKNOWN, PartialLabelLoss, TrainingProgress,
                    partial_label_loss)
 from .hyperparameters import Flag, Integer, Real, hyperparameters_of
-from .terms import by_state, negative_value_grad, positive_value_grad
+from .terms import by_state, focal_terms
 
 __all__ = [
     'SPLC_BASES', 'splc_corrected_target', 'splc_loss',
@@ -78,16 +78,8 @@ def splc_loss(cls_score: Tensor, target: Tensor, tau: float, margin: float,
     ``correct=False`` is the base loss (before the start epoch), and
     ``weight``, ``reduction``, ``avg_factor`` are as in MMPretrain's
     losses. The other arguments are :class:`SPLCLoss`'s."""
-    positive = functools.partial(
-        positive_value_grad,
-        gamma=gamma_pos,
-        margin=margin,
-        detach_focal_weight=detach_focal_weight)
-    negative = functools.partial(
-        negative_value_grad,
-        gamma=gamma_neg,
-        clip=clip,
-        detach_focal_weight=detach_focal_weight)
+    positive, negative = focal_terms(gamma_pos, gamma_neg, margin, clip,
+                                     detach_focal_weight)
     overrides = []
     if correct:
         pseudo = splc_pseudo_positives(cls_score, target, tau)

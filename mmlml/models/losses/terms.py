@@ -8,6 +8,7 @@ from ``-log p`` by ``log(1 + 1e-5 / p)``: about 1e-5 / p for p >> 1e-5
 (1e-3 at p = 0.01), and it caps the loss of a confident mistake at
 ``-log(1e-5) = 11.5`` where the exact form keeps growing.
 """
+import functools
 from typing import Callable, Optional, Sequence, Tuple, Union
 
 import torch
@@ -178,6 +179,27 @@ def negative_term(x: Tensor,
 #: ``x`` and, with ``grad=True``, its derivative (see :data:`ValueGrad`), as
 #: fresh tensors that the caller may overwrite.
 Term = Callable[[Tensor, bool], ValueGrad]
+
+
+def focal_terms(gamma_pos: float = 0.0,
+                gamma_neg: float = 0.0,
+                margin: float = 0.0,
+                clip: float = 0.0,
+                detach_focal_weight: bool = False) -> Tuple[Term, Term]:
+    """The positive and negative terms of the focal family (BCE, focal,
+    ASL, focal margin) with these parameters, as :data:`Term` functions
+    (see :func:`positive_value_grad` and :func:`negative_value_grad`)."""
+    positive = functools.partial(
+        positive_value_grad,
+        gamma=gamma_pos,
+        margin=margin,
+        detach_focal_weight=detach_focal_weight)
+    negative = functools.partial(
+        negative_value_grad,
+        gamma=gamma_neg,
+        clip=clip,
+        detach_focal_weight=detach_focal_weight)
+    return positive, negative
 
 
 def scaled(term: Term, factor: Union[float, Tensor]) -> Term:
