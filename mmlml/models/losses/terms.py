@@ -1,8 +1,12 @@
 """Numerically safe building blocks shared by the losses.
 
-All functions work element-wise on logits ``x`` (``p = sigmoid(x)``) and
-return non-negative losses. They use ``logsigmoid`` rather than
-``log(p + eps)``, so they stay finite with finite gradients for logits of
+All functions work element-wise on logits ``x`` (``p = sigmoid(x)``). The
+``*_value_grad`` functions return a term's value and its closed-form
+derivative together (a :data:`ValueGrad`), computed without autograd;
+:func:`by_state` assembles a loss from them, one term per label state,
+and :func:`~.base.with_gradient` makes the result differentiable. Logs
+are ``softplus`` of the logit (``-log p = softplus(-x)``) rather than
+``log(p + eps)``, so terms stay finite with finite gradients for logits of
 +-100 in float32. The official implementations' ``-log(p + 1e-5)`` differs
 from ``-log p`` by ``log(1 + 1e-5 / p)``: about 1e-5 / p for p >> 1e-5
 (1e-3 at p = 0.01), and it caps the loss of a confident mistake at
@@ -15,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .base import NEGATIVE, POSITIVE, wants_grad, with_gradient
+from .base import wants_grad, with_gradient
 
 #: A term's value and its derivative by the logit (None when no gradient
 #: is wanted), both element-wise.
@@ -34,14 +38,6 @@ def power(base: Tensor, exponent: float) -> Tensor:
             return square.mul_(base)
         return square.mul_(square) if exponent == 4 else square
     return base.pow(exponent)
-
-
-def focal_weight(prob: Tensor, gamma: float, detach: bool = False) -> Tensor:
-    """``prob ** gamma`` (1 when ``gamma == 0``), optionally detached."""
-    if gamma == 0:
-        return torch.ones_like(prob)
-    weight = power(prob, gamma)
-    return weight.detach() if detach else weight
 
 
 def positive_value_grad(x: Tensor,
@@ -340,22 +336,3 @@ def soft_bce(x: Tensor,
     loss = F.binary_cross_entropy_with_logits(
         x, soft_target.to(x), reduction='none')
     return loss if weight is None else loss * weight
-
-
-def binary_entropy(x: Tensor) -> Tensor:
-    r"""Entropy of a Bernoulli(p) in nats, :math:`H(p) = -p\log p -
-    (1-p)\log(1-p)`, computed from the logit (finite, no ``0 log 0``), see
-    :func:`entropy_value_grad`."""
-    want = wants_grad(x)
-    with torch.no_grad():
-        value, grad = entropy_value_grad(x, want)
-    return with_gradient(x, value, grad)
-
-
-def select_by_state(target: Tensor, positive: Tensor, unannotated: Tensor,
-                    negative: Tensor) -> Tensor:
-    """Pick, element-wise, the term of each label's state: ``positive``
-    where ``target == 1``, ``negative`` where ``target == -1`` and
-    ``unannotated`` elsewhere (the three terms broadcast to ``target``)."""
-    return torch.where(target == POSITIVE, positive,
-                       torch.where(target == NEGATIVE, negative, unannotated))
