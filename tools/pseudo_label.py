@@ -45,14 +45,12 @@ sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from mmengine.config import Config, DictAction  # noqa: E402
+from mmengine.config import Config  # noqa: E402
 from mmengine.dataset import Compose  # noqa: E402
 from mmengine.registry import init_default_scope  # noqa: E402
 
 import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
-from mmlml.analysis.model_scores import build_model  # noqa: E402
-from mmlml.analysis.model_scores import find_pipeline  # noqa: E402
-from mmlml.analysis.model_scores import predict_scores  # noqa: E402
+from mmlml.analysis import model_scores  # noqa: E402
 from mmlml.datasets import PartialLabelDataset, split_train_val  # noqa: E402
 from mmlml.registry import DATASETS  # noqa: E402
 
@@ -74,37 +72,15 @@ def parse_args(argv=None):
         default=0.5,
         help='an unannotated label becomes positive if its probability is '
         'strictly greater than this (default: 0.5)')
-    parser.add_argument(
-        '--pipeline',
-        choices=['val', 'test'],
-        default='val',
-        help='the dataloader whose pipeline transforms the training images '
-        '(default: val)')
-    parser.add_argument(
-        '--batch-size',
-        type=int,
-        help='default: the batch size of that dataloader')
-    parser.add_argument(
-        '--num-workers',
-        type=int,
-        help='default: the number of workers of that dataloader')
-    parser.add_argument(
-        '--device', help='default: cuda if available, else cpu')
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        help='override config settings')
+    model_scores.add_scoring_arguments(
+        parser, 'val', 'the dataloader whose pipeline transforms the '
+        'training images (default: val)')
     args = parser.parse_args(argv)
     if not args.out.endswith('.npy'):
         parser.error(f'--out must be a .npy file, got {args.out!r}')
     if not 0 <= args.thr <= 1:
         parser.error(f'--thr must lie in [0, 1], got {args.thr}')
-    if args.batch_size is not None and args.batch_size < 1:
-        parser.error(f'--batch-size must be positive, got {args.batch_size}')
-    if args.num_workers is not None and args.num_workers < 0:
-        parser.error('--num-workers must not be negative, got '
-                     f'{args.num_workers}')
+    model_scores.check_scoring_arguments(parser, args)
     return args
 
 
@@ -141,7 +117,8 @@ def build_dataset(cfg, pipeline_from: str = 'val') -> PartialLabelDataset:
     if cfg.get(loader) is None:
         raise ValueError(f'The config has no {loader}: choose another '
                          '--pipeline.')
-    dataset.pipeline = Compose(find_pipeline(cfg[loader].dataset, loader))
+    dataset.pipeline = Compose(
+        model_scores.find_pipeline(cfg[loader].dataset, loader))
     return dataset
 
 
@@ -168,7 +145,8 @@ def pseudo_label(model: torch.nn.Module,
         observed labels.
     """
     observed = dataset.observed_labels
-    scores = predict_scores(model, dataset, batch_size, num_workers)
+    scores = model_scores.predict_scores(model, dataset, batch_size,
+                                         num_workers)
     labels = observed.copy()
     labels[(observed == 0) & (scores > thr)] = 1
     return labels
@@ -222,7 +200,7 @@ def main(argv=None):
     device = args.device or ('cuda' if torch.cuda.is_available() else 'cpu')
 
     dataset = build_dataset(cfg, args.pipeline)
-    model, _ = build_model(cfg, args.checkpoint, device)
+    model, _ = model_scores.build_model(cfg, args.checkpoint, device)
     source = cfg[f'{args.pipeline}_dataloader']
     batch_size = args.batch_size or source.get('batch_size', 32)
     num_workers = args.num_workers if args.num_workers is not None \

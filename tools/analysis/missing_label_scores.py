@@ -67,15 +67,13 @@ sys.path.insert(0,
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from mmengine.config import Config, DictAction  # noqa: E402
+from mmengine.config import Config  # noqa: E402
 from mmengine.dataset import Compose  # noqa: E402
 from mmengine.registry import init_default_scope  # noqa: E402
 
 import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
 from mmlml.analysis import missing_label_scores as mls  # noqa: E402
-from mmlml.analysis.model_scores import build_model  # noqa: E402
-from mmlml.analysis.model_scores import find_pipeline  # noqa: E402
-from mmlml.analysis.model_scores import predict_scores  # noqa: E402
+from mmlml.analysis import model_scores  # noqa: E402
 from mmlml.datasets import PartialLabelDataset  # noqa: E402
 from mmlml.datasets import find_partial_label_dataset  # noqa: E402
 from mmlml.registry import DATASETS, HOOKS  # noqa: E402
@@ -99,37 +97,15 @@ def parse_args(argv=None):
         default='train',
         help="the rows to score: the config's training set (default), the "
         "held-out 'val' rows of its PartialLabelDataset, or 'all' rows")
-    parser.add_argument(
-        '--pipeline',
-        choices=['test', 'val'],
-        default='test',
-        help='the dataloader whose pipeline transforms the images '
-        '(default: test, val if the config has no test dataloader)')
-    parser.add_argument(
-        '--batch-size',
-        type=int,
-        help='default: the batch size of that dataloader')
-    parser.add_argument(
-        '--num-workers',
-        type=int,
-        help='default: the number of workers of that dataloader')
+    model_scores.add_scoring_arguments(
+        parser, 'test', 'the dataloader whose pipeline transforms the '
+        'images (default: test, val if the config has no test dataloader)')
     parser.add_argument(
         '--name', help='the run name in the figures (default: the config)')
-    parser.add_argument(
-        '--device', help='default: cuda if available, else cpu')
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        help='override config settings')
     args = parser.parse_args(argv)
     if not args.out.endswith('.npz'):
         parser.error(f'--out must be a .npz file, got {args.out!r}')
-    if args.batch_size is not None and args.batch_size < 1:
-        parser.error(f'--batch-size must be positive, got {args.batch_size}')
-    if args.num_workers is not None and args.num_workers < 0:
-        parser.error('--num-workers must not be negative, got '
-                     f'{args.num_workers}')
+    model_scores.check_scoring_arguments(parser, args)
     return args
 
 
@@ -143,7 +119,7 @@ def scoring_pipeline(cfg, source: str = 'test'):
     if cfg.get(loader) is None:
         raise ValueError(f'The config has no {loader} whose pipeline would '
                          'transform the images: choose another --pipeline.')
-    return find_pipeline(cfg[loader].dataset, loader), loader
+    return model_scores.find_pipeline(cfg[loader].dataset, loader), loader
 
 
 def build_partial_label_sets(cfg, split: str = 'train'):
@@ -297,11 +273,12 @@ def main(argv=None):
     scored, train = build_partial_label_sets(cfg, args.split)
     pipeline, loader = scoring_pipeline(cfg, args.pipeline)
     scored.pipeline = Compose(pipeline)
-    model, checkpoint = build_model(cfg, args.checkpoint, device)
+    model, checkpoint = model_scores.build_model(cfg, args.checkpoint, device)
     batch_size = args.batch_size or cfg[loader].get('batch_size', 32)
     num_workers = args.num_workers if args.num_workers is not None \
         else cfg[loader].get('num_workers', 0)
-    scores = predict_scores(model, scored, batch_size, num_workers)
+    scores = model_scores.predict_scores(model, scored, batch_size,
+                                         num_workers)
 
     name = args.name or osp.splitext(osp.basename(args.config))[0]
     arrays = dict(
