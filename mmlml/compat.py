@@ -31,6 +31,12 @@ code would fail (or, for the guard, silently train wrong):
   ``-1`` (observed negative) of mmlml's training encoding, their loss goes
   below zero (without bound for the first two) and the run trains silently
   wrong. They raise ``ValueError`` instead, naming the mmlml loss to use.
+* :func:`patch_average_precision`: MMPretrain's ``AveragePrecision`` drops
+  the ``-1`` (ignored) entries of a class before ranking, and crashes with
+  ``IndexError`` when none is left: a class without any known label in the
+  evaluation set, which partially labelled test sets (OpenImages' verified
+  labels) can have. Such a class gets AP 0, as MMPretrain already gives a
+  class without a positive; every other AP is unchanged.
 
 :func:`applied_fixes` tells which fixes this process applied, and every
 Runner built after :func:`apply_all` logs them into its log file.
@@ -485,6 +491,30 @@ def _guarded_forward(forward, name: str):
     return guarded
 
 
+# ------------------------------------------------------ average precision
+
+
+def patch_average_precision() -> None:
+    """Give AP 0 to a class whose evaluation targets are all ``-1``
+    (ignored) instead of raising ``IndexError``, in MMPretrain's
+    ``AveragePrecision`` (and everything that calls its per-class
+    ``_average_precision``)."""
+    if 'average_precision' in _APPLIED:
+        return
+    from mmpretrain.evaluation.metrics import multi_label
+    class_ap = multi_label._average_precision
+
+    @functools.wraps(class_ap)
+    def average_precision(pred, target):
+        if not bool((target > -1).any()):
+            return pred.new_zeros(())
+        return class_ap(pred, target)
+
+    multi_label._average_precision = average_precision
+    _APPLIED['average_precision'] = ('AP 0 for classes without a known '
+                                     'evaluation label')
+
+
 # ---------------------------------------------------------------- logging
 
 
@@ -492,7 +522,7 @@ def applied_fixes() -> Tuple[str, ...]:
     """The names of the fixes applied in this process, in order:
     ``'checkpoint_loading'``, ``'package_lookup'`` (only where
     ``pkg_resources`` is missing), ``'cpu_distributed'``,
-    ``'loss_target_guard'``."""
+    ``'loss_target_guard'``, ``'average_precision'``."""
     return tuple(_APPLIED)
 
 
@@ -530,4 +560,5 @@ def apply_all() -> None:
     patch_package_lookup()
     patch_cpu_distributed()
     guard_stock_loss_targets()
+    patch_average_precision()
     _log_in_runners()

@@ -121,8 +121,10 @@ def test_cpu_ddp_wrapper_drops_device_ids():
 def test_applied_fixes_record():
     names = compat.applied_fixes()
     assert names[0] == 'checkpoint_loading'
-    assert {'checkpoint_loading', 'cpu_distributed',
-            'loss_target_guard'} <= set(names)
+    assert {
+        'checkpoint_loading', 'cpu_distributed', 'loss_target_guard',
+        'average_precision'
+    } <= set(names)
     # The package lookup is replaced only where pkg_resources is missing.
     missing = importlib.util.find_spec('pkg_resources') is None
     assert ('package_lookup' in names) == missing
@@ -132,9 +134,28 @@ def test_applied_fixes_record():
         'mmlml compatibility fixes applied: safe checkpoint loading '
         f'({count} globals allow-listed), ')
     assert message.endswith(
-        'target guard on CrossEntropyLoss, FocalLoss, AsymmetricLoss')
+        'target guard on CrossEntropyLoss, FocalLoss, AsymmetricLoss, '
+        'AP 0 for classes without a known evaluation label')
     compat.apply_all()  # idempotent
     assert compat.applied_fixes() == names
+
+
+# ------------------------------------------------------ average precision
+
+
+def test_average_precision_of_a_class_without_known_label():
+    """A class whose evaluation targets are all -1 (ignored, e.g. no
+    verified OpenImages label in the test split) gets AP 0, as a class
+    without a positive does; the other classes' APs are unchanged."""
+    from mmpretrain.evaluation import AveragePrecision
+    pred = torch.tensor([[0.9, 0.2, 0.7], [0.3, 0.8, 0.1], [0.6, 0.4, 0.5]])
+    target = torch.tensor([[1, -1, 0], [0, -1, 1], [1, -1, -1]])
+    per_class = AveragePrecision.calculate(pred, target, average=None)
+    assert per_class[1] == 0
+    expected = AveragePrecision.calculate(
+        pred[:, [0, 2]], target[:, [0, 2]], average=None)
+    torch.testing.assert_close(per_class[[0, 2]], expected)
+    assert AveragePrecision.calculate(pred, target) == per_class.mean()
 
 
 # ------------------------------------- stock losses fed mmlml's -1 targets

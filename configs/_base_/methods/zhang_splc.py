@@ -1,0 +1,14 @@
+# Focal margin + SPLC (Zhang et al., Hill / SPLC paper, ./zhang_common.py):
+# what every dataset's SPLC config of configs/hill_splc/ shares.
+# Loss: Focal margin + SPLC: focal loss (gamma 2) on both sides, the logits
+# of observed positives lowered by m = 1; from the second epoch on (0-based
+# epoch 1, Sec. IV-D), an unannotated label with p > tau = 0.6 counts as a
+# positive for its batch (the official `SPLC()` defaults; tau 0.65 on
+# COCO-75% per the official README, set by that config); loss_weight = 128
+# and the recipe: ./zhang_common.py.
+_base_ = './zhang_common.py'
+
+model = dict(
+    head=dict(
+        loss=dict(
+            type='SPLCLoss', tau=0.6, change_epoch=1, margin=1., gamma=2.)))
