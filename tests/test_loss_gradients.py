@@ -314,3 +314,219 @@ def test_cli_presets(tmp_path, capsys):
             ['--preset', name, '--out',
              str(out), '--points', '30']) == 0
         assert out.stat().st_size > 0
+
+
+# The value-and-gradient terms of mmlml.models.losses.terms: the faster
+# paths of the losses (shared values, blocks of rows, outputs written in
+# place, the mirrored focal term, the packed search for few entries, the
+# derivative scaled in place) give the values of the plain ones.
+
+
+def _logits_with_extremes(shape, seed, dtype=torch.float32):
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=gen) * 4
+    x.view(-1)[:6] = torch.tensor([-100., -30., -0.5, 0., 30., 100.])
+    return x.to(dtype)
+
+
+@pytest.mark.parametrize('shape', [(7, 33), (130, 70)])
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
+@pytest.mark.parametrize('gamma,detach', [(0.0, False), (1.0, False),
+                                          (2.0, False), (2.5, True)])
+def test_mirrored_focal_term_is_the_two_terms_selected(gamma, detach, dtype,
+                                                       shape):
+    """Equal to the last bit, for logs by softplus (few entries) and from
+    the shared log1p_exp (more)."""
+    from mmlml.models.losses import terms
+    x = _logits_with_extremes(shape, seed=1, dtype=dtype)
+    above = terms.probability_above(0.6)
+    positive, negative = terms.focal_terms(
+        gamma, gamma, detach_focal_weight=detach)
+    logits = terms.Logits(x)
+    mask = above(logits)
+    expected = [
+        torch.lerp(neg, pos, mask) for neg, pos in zip(
+            negative(terms.Logits(x), grad=True),
+            positive(terms.Logits(x), grad=True))
+    ]
+    got = terms.mirrored_focal_value_grad(
+        terms.Logits(x), above, gamma=gamma, detach_focal_weight=detach)
+    for a, b in zip(got, expected):
+        assert torch.isfinite(a).all()
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def _term_cases():
+    import functools
+
+    from mmlml.models.losses import terms
+    positive, negative = terms.focal_terms(2.0, 4.0, margin=0.5, clip=0.05)
+    return {
+        'positive':
+        positive,
+        'positive-plain-scaled':
+        terms.scaled(terms.focal_terms()[0], torch.tensor([[0.5], [2.0],
+                                                           [1.0]])),
+        'positive-detached-scaled':
+        terms.scaled(
+            terms.focal_terms(3.0, detach_focal_weight=True)[0], 0.25),
+        'negative-clip':
+        negative,
+        'negative-clip-plain':
+        terms.scaled(terms.focal_terms(clip=0.1)[1], 0.3),
+        'negative-focal-scaled':
+        terms.scaled(terms.focal_terms(0, 2.0)[1], 0.75),
+        'soft-bce':
+        functools.partial(terms.soft_bce_value_grad, soft_target=0.0),
+        'soft-bce-smooth-scaled':
+        terms.scaled(
+            functools.partial(terms.soft_bce_value_grad, soft_target=0.9),
+            0.1),
+        'hill':
+        functools.partial(terms.hill_negative_value_grad, lamb=1.5),
+        'squared':
+        terms.squared_probability_value_grad,
+        'entropy':
+        terms.scaled(terms.entropy_value_grad, -0.2),
+        'mirrored':
+        functools.partial(
+            terms.mirrored_focal_value_grad,
+            positive=terms.probability_above(0.4),
+            gamma=2.0),
+        'generic-scaled':
+        terms.scaled(
+            lambda logits, grad: (logits.prob * 2, logits.comp * 3
+                                  if grad else None), 0.5),
+    }
+
+
+@pytest.mark.parametrize('columns', [9, 3000])
+@pytest.mark.parametrize('name', list(_term_cases()))
+def test_terms_write_into_given_outputs(name, columns):
+    """A term given output tensors returns the values it returns without
+    them (and the shared values it writes there are the right ones)."""
+    from mmlml.models.losses import terms
+    term = _term_cases()[name]
+    x = _logits_with_extremes((3, columns), seed=2)
+    expected = term(terms.Logits(x), grad=True)
+    outputs = (torch.full_like(x,
+                               float('nan')), torch.full_like(x, float('nan')))
+    got = term(terms.Logits(x), grad=True, out=outputs)
+    for out, a, b in zip(outputs, got, expected):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+        if a is not out:  # the caller copies what is not written there
+            out.copy_(a)
+        torch.testing.assert_close(out, b, rtol=0, atol=0)
+    value, slope = term(terms.Logits(x), grad=False)
+    assert slope is None
+    torch.testing.assert_close(value, expected[0], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize('cfg', [
+    dict(type='SPLCLoss'),
+    dict(type='SPLCLoss', margin=0, gamma_pos=0, gamma_neg=4, clip=0.05),
+    dict(type='LASDLoss'),
+    dict(type='LASDLoss', expected_positives=2.5),
+    dict(type='GRLoss', max_epochs=10),
+    dict(type='HillLoss'),
+    dict(type='ANLSLoss', smoothing=0.2),
+    dict(type='PartialAsymmetricLoss'),
+    dict(type='EMLoss'),
+    dict(type='OPMLLoss', a=0.5, b=2.0),
+])
+def test_blocks_of_rows_give_the_whole(cfg, monkeypatch):
+    """Evaluating by blocks of rows (here of one row, and of three) gives
+    the values and gradients of one block, per-sample weights included."""
+    import mmlml  # noqa: F401
+    from mmlml.models.losses import terms
+    from mmlml.registry import MODELS
+    loss = MODELS.build(dict(cfg, reduction='none'))
+    if hasattr(loss, 'set_epoch'):
+        loss.set_epoch(5, 10)
+    x = _logits_with_extremes((7, 11), seed=3)
+    target = torch.zeros(7, 11)
+    target[:, 0] = 1
+    target[2, 3:5] = 1
+    target[4, 6:9] = -1
+
+    def run():
+        cls_score = x.clone().requires_grad_(True)
+        value = loss(cls_score, target)
+        value.backward(torch.linspace(0.5, 1.5, value.numel()).view_as(value))
+        return value.detach(), cls_score.grad
+
+    monkeypatch.setattr(terms, 'BLOCK_ELEMENTS', 10**9)
+    whole = run()
+    for elements in (1, 33):
+        monkeypatch.setattr(terms, 'BLOCK_ELEMENTS', elements)
+        for a, b in zip(run(), whole):
+            torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7)
+
+
+def test_gr_weights_given_as_tensors_follow_the_blocks(monkeypatch):
+    from mmlml.models.losses import gr_loss_with_weights, terms
+    gen = torch.Generator().manual_seed(4)
+    x = torch.randn(6, 5, generator=gen)
+    target = torch.tensor([0, 1, 2, 3, 4, 0])
+    k = torch.rand(6, 5, generator=gen)
+    v = torch.rand(6, 1, generator=gen).double()  # cast to the logits'
+
+    def run():
+        return gr_loss_with_weights(x, target, k, v, reduction='none')
+
+    monkeypatch.setattr(terms, 'BLOCK_ELEMENTS', 10**9)
+    whole = run()
+    monkeypatch.setattr(terms, 'BLOCK_ELEMENTS', 5)
+    # Equal up to the rounding of the vectorised and the scalar code of
+    # the transcendental functions, which blocks share out differently.
+    torch.testing.assert_close(run(), whole, rtol=1e-6, atol=1e-7)
+    assert whole.dtype == torch.float32
+
+
+@pytest.mark.parametrize('shape,share', [((7, 13), 0.1), ((1, 5), 0.5),
+                                         ((64, 80), 0.0), ((3, 8), 1.0)])
+def test_packed_nonzero_is_nonzero(shape, share, monkeypatch):
+    from mmlml.models.losses import terms
+    monkeypatch.setattr(terms, 'BLOCK_ELEMENTS', 1)  # packed from 1 entry
+    gen = torch.Generator().manual_seed(5)
+    mask = (torch.rand(shape, generator=gen) < share).float()
+    mask[mask.bool() & (torch.rand(shape, generator=gen) < 0.5)] = -1
+    for a, b in zip(terms._nonzero(mask), mask.nonzero(as_tuple=True)):
+        assert torch.equal(a, b)
+
+
+def test_derivative_scaled_in_place_only_when_the_graph_is_freed():
+    """The saved derivative is scaled in place by the backward pass only
+    when the graph is freed: a retained graph gives the same gradient
+    again, and the element-wise values handed out stay unchanged."""
+    import mmlml  # noqa: F401
+    from mmlml.registry import MODELS
+    loss = MODELS.build(dict(type='PartialFocalLoss', reduction='none'))
+    x = _logits_with_extremes((4, 6), seed=6).requires_grad_(True)
+    value = loss(x, torch.tensor([0, 1, 2, 3]))
+    kept = value.detach().clone()
+    (first, ) = torch.autograd.grad(value.sum() * 3, x, retain_graph=True)
+    (second, ) = torch.autograd.grad(value.sum() * 3, x, retain_graph=True)
+    (third, ) = torch.autograd.grad(value.sum() * 3, x)
+    assert torch.equal(first, second) and torch.equal(first, third)
+    assert torch.equal(value.detach(), kept)
+    y = x.detach().clone().requires_grad_(True)
+    (loss(y, torch.tensor([0, 1, 2, 3])).sum() * 3).backward()
+    assert torch.equal(y.grad, first)
+
+
+def test_probability_above_selects_splc_pseudo_positives():
+    """The predicate SPLC and LASD evaluate by blocks selects the
+    unannotated labels of ``splc_pseudo_positives`` (observed negatives
+    never, whatever their probability; observed positives take their own
+    term)."""
+    from mmlml.models.losses import splc_pseudo_positives, terms
+    torch.manual_seed(3)
+    x = torch.randn(16, 40) * 3
+    target = torch.randint(-1, 2, (16, 40)).float()
+    for tau in (0.0, 0.3, 0.9, 1.0):
+        mask = terms.probability_above(tau)(terms.Logits(x, labels=target))
+        expected = splc_pseudo_positives(x, target, tau)
+        unannotated = target == 0
+        assert torch.equal(mask.bool()[unannotated], expected[unannotated])
+        assert not mask.bool()[target == -1].any()

@@ -7,7 +7,8 @@ either is the mean of enough calls to last ``--min-time`` seconds. The
 figure to read is the median of the paired ratios (loss / BCE): pairs cancel
 the drift of a shared machine, which moves absolute times by tens of
 percent between runs. The thread count is fixed (``--threads``, default 1),
-since the default pool makes CPU times jump in steps::
+since the default pool makes CPU times jump in steps, and the memory
+allocator is settled first (see :func:`settle_allocator`)::
 
     python tools/analysis/benchmark_losses.py
     python tools/analysis/benchmark_losses.py --shape 1024 567 --pairs 30
@@ -42,6 +43,24 @@ def single_positive_batch(num, classes, device, mean=0.0, std=3.0, seed=0):
     target[torch.arange(num),
            torch.randint(classes, (num, ), generator=gen)] = 1
     return logits, target.to(device)
+
+
+def settle_allocator(device, mebibytes=31):
+    """Allocate and free one large CPU tensor before timing.
+
+    glibc's ``malloc`` gives freed memory back to the system when more than
+    twice its largest freed block lies free at the top of the heap, and the
+    next allocations touch fresh pages again. That threshold grows with the
+    largest block freed so far, up to 32 MiB, so left at its start value
+    the page faults of a timed call depend on which calls ran before it:
+    up to a few milliseconds per call at 1024 x 567, for a loss and for the
+    fused BCE it is compared with. A training process holds larger tensors
+    and runs with the threshold settled; freeing a 31 MiB block settles it
+    here. Other allocators are not affected either way."""
+    if torch.device(device).type == 'cpu':
+        block = torch.empty(mebibytes << 18)  # float32, 4 bytes each
+        block.fill_(0)
+        del block
 
 
 def synchronize(device):
@@ -168,6 +187,7 @@ def main(argv=None):
     if args.threads < 1 or args.pairs < 1:
         parser.error('--threads and --pairs must be positive')
     torch.set_num_threads(args.threads)
+    settle_allocator(args.device)
     names = args.losses or list(LOSS_CATALOG)
 
     for num, classes in args.shape or DEFAULT_SHAPES:

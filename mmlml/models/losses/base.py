@@ -142,18 +142,18 @@ def prepare_inputs(cls_score: Tensor,
                          f'shape (N,)), got {tuple(target.shape)}')
     target = target.to(compute_dtype)
     expected = '{-1} or [0, 1]' if soft else '{-1, 0, 1}'
-    if soft:
-        # (clamp(t, 0, 1) - t) (t + 1): zero exactly for t = -1 and for
-        # 0 <= t <= 1; NaN or not zero for any other value, +-inf included.
-        deviation = target.clamp(0, 1).sub_(target)
-        deviation = torch.addcmul(deviation, deviation, target)
-    else:
-        # t (|t| - 1): zero exactly for t in {-1, 0, 1}.
-        deviation = target.abs().sub_(1).mul_(target)
-    if on_host_or_assert(
-            deviation,
+    if _outside_encoding(
+            target, soft,
             f'target values must be in {expected} (1 observed positive, 0 '
             'unannotated, -1 observed negative)'):
+        if soft:
+            # (clamp(t, 0, 1) - t) (t + 1): zero exactly for t = -1 and for
+            # 0 <= t <= 1; NaN or not zero for any other value.
+            deviation = target.clamp(0, 1).sub_(target)
+            deviation.addcmul_(deviation, target)
+        else:
+            # t (|t| - 1): zero exactly for t in {-1, 0, 1}.
+            deviation = target.abs().sub_(1).mul_(target)
         bad = deviation != 0
         values = torch.unique(target[bad])[:5].tolist()
         if not all(math.isfinite(v) for v in values):
@@ -171,6 +171,32 @@ def prepare_inputs(cls_score: Tensor,
                          'positive, 0 unannotated, -1 observed negative), '
                          f'found {values}{hint}')
     return cls_score, target
+
+
+def _outside_encoding(target: Tensor, soft: bool, message: str) -> bool:
+    """Whether some value of ``target`` is outside the encoding ({-1, 0,
+    1}, or {-1} and [0, 1] with ``soft``), NaN and +-inf included, like
+    :func:`on_host_or_assert` (False on accelerators, where a bad value
+    stops the process with ``message``). From four reductions, without a
+    boolean tensor of the target's size."""
+    if target.numel() == 0:
+        return False
+    low, high = torch.aminmax(target)
+    if soft:
+        # c (1 + c) with c = clamp(t, -1, 0): non-zero for t in (-1, 0).
+        inner = target.clamp(-1, 0)
+        inner.addcmul_(inner, inner)
+    else:
+        # Non-zero for a fractional t.
+        inner = torch.frac(target)
+    inner_low, inner_high = torch.aminmax(inner)
+    bounds = torch.stack((low, high, inner_low, inner_high))
+    if bounds.device.type != 'cpu':
+        return on_host_or_assert(
+            ~(bounds.abs_() <= bounds.new_tensor([1, 1, 0, 0])).all(), message)
+    # NaN fails every comparison.
+    low, high, inner_low, inner_high = bounds.tolist()
+    return not (-1 <= low and high <= 1 and inner_low == 0 and inner_high == 0)
 
 
 class _KnownGradient(torch.autograd.Function):
@@ -192,7 +218,23 @@ class _KnownGradient(torch.autograd.Function):
         # A per-sample value (N,) of (N, C) logits: broadcast over classes.
         upstream = upstream.reshape(upstream.shape + (1, ) *
                                     (grad.dim() - upstream.dim()))
+        if _graph_freed() and upstream.dtype == grad.dtype and \
+                upstream.dim() == grad.dim() and all(
+                    size in (1, full)
+                    for size, full in zip(upstream.shape, grad.shape)):
+            # The saved derivative is ours alone (with_gradient's contract)
+            # and is released after this call: scale it in place.
+            return grad.mul_(upstream), None
         return upstream * grad, None
+
+
+def _graph_freed() -> bool:
+    """Whether the running backward pass frees the graph after use
+    (``retain_graph=False``), so that saved tensors are read only once.
+    False when PyTorch cannot tell."""
+    keep_graph = getattr(torch._C._autograd,
+                         '_get_current_graph_task_keep_graph', None)
+    return keep_graph is not None and not keep_graph()
 
 
 def wants_grad(cls_score: Tensor) -> bool:
@@ -211,9 +253,12 @@ def with_gradient(cls_score: Tensor, value: Tensor,
     A loss written this way computes its value and its gradient in one
     pass, from the same intermediate results, and saves one tensor for the
     backward pass instead of autograd's chain of intermediates: the
-    backward pass is a single multiplication. ``grad=None`` (no gradient
-    wanted, see :func:`wants_grad`) returns ``value`` as it is. Second
-    derivatives are not available (``create_graph=True`` raises).
+    backward pass is a single multiplication, in place on ``grad`` when
+    the graph is not retained. ``grad`` must therefore be a tensor that
+    nothing else holds (not ``value``, an input, or a view of either).
+    ``grad=None`` (no gradient wanted, see :func:`wants_grad`) returns
+    ``value`` as it is. Second derivatives are not available
+    (``create_graph=True`` raises).
     """
     if grad is None:
         return value

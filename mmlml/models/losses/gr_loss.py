@@ -4,17 +4,17 @@ Chen et al., "Boosting Single Positive Multi-label Classification with
 Generalized Robust Loss", IJCAI 2024 (official code: GRLoss).
 """
 import functools
-from typing import Callable, Dict, Optional, Tuple, Union
+from typing import Callable, Dict, Tuple, Union
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from mmlml.registry import MODELS
 from .base import PartialLabelLoss, TrainingProgress, partial_label_loss
 from .hyperparameters import (Choice, Hyperparameter, Integer, Real, RealTuple,
                               hyperparameters_of)
-from .terms import ValueGrad, by_state, negative_value_grad
+from .terms import (Logits, Out, ValueGrad, by_state, negative_value_grad,
+                    operand)
 
 __all__ = ['GRLoss', 'gr_loss', 'gr_loss_with_weights', 'gce_term']
 
@@ -73,69 +73,69 @@ def gr_loss_with_weights(cls_score: Tensor, target: Tensor,
             :func:`~.base.reduce_loss`.
     """
     k, v = (
-        value.detach() if isinstance(value, Tensor) else value
-        for value in (k, v))
-    return _gr_loss(cls_score, target, lambda prob: (k, v), q1, q2, q3)
+        value.detach().to(cls_score.dtype)
+        if isinstance(value, Tensor) else value for value in (k, v))
+    return _gr_loss(cls_score, target, lambda logits:
+                    (logits.part_of(k), logits.part_of(v)), q1, q2, q3)
 
 
 def _gr_loss(cls_score: Tensor, target: Tensor,
-             weights: Callable[[Tensor], Tuple[Union[Tensor, float],
+             weights: Callable[[Logits], Tuple[Union[Tensor, float],
                                                Union[Tensor, float]]],
              q1: float, q2: float, q3: float) -> Tensor:
-    """GR Loss whose ``k, v = weights(p)`` are computed from the
-    probabilities of the unannotated term (shared, without gradient)."""
+    """GR Loss whose ``k, v = weights(logits)`` are computed from the
+    probabilities the terms share (without gradient)."""
 
-    def unannotated(x: Tensor, grad: bool) -> ValueGrad:
-        prob = torch.sigmoid(x)
-        k, v = weights(prob)
-        pseudo, pseudo_slope = gce_value_grad(x, prob, q2, True, grad)
-        negative, negative_slope = gce_value_grad(x, prob, q3, False, grad)
-        # v [k a + (1 - k) b] = v [b + k (a - b)], in place.
-        value = pseudo.sub_(negative).mul_(k).add_(negative).mul_(v)
+    def unannotated(logits: Logits, grad: bool, out: Out = None) -> ValueGrad:
+        k, v = weights(logits)
+        value_out, grad_out = (None, None) if out is None else out
+        pseudo, pseudo_slope = gce_value_grad(logits, q2, True, grad)
+        negative, negative_slope = gce_value_grad(logits, q3, False, grad)
+        # v [k a + (1 - k) b] = v lerp(b, a, k).
+        value = torch.lerp(negative, pseudo, k, out=value_out).mul_(v)
         if not grad:
             return value, None
-        slope = pseudo_slope.sub_(negative_slope).mul_(k)
-        return value, slope.add_(negative_slope).mul_(v)
+        return value, torch.lerp(
+            negative_slope, pseudo_slope, k, out=grad_out).mul_(v)
 
     return by_state(cls_score, target, unannotated,
                     functools.partial(gce_value_grad, q=q1, positive=True),
                     negative_value_grad)
 
 
-def gce_value_grad(x: Tensor,
-                   prob: Optional[Tensor] = None,
+def gce_value_grad(logits: Logits,
                    q: float = 0.0,
                    positive: bool = True,
                    grad: bool = True) -> ValueGrad:
     r""":math:`\mathcal{L}_q(P)` (:func:`gce_term`) of :math:`P = p`
     (``positive``) or :math:`P = 1 - p`, and its derivative by the logit,
-    :math:`\mp P^q (1 - P)`.
+    :math:`\mp P^q (1 - P)`, as a :data:`~.terms.Term`.
 
-    ``prob``, :math:`\sigma(x)`, is computed when not given; ``q = 1``
-    (MAE, :math:`1 - P`) needs no logarithm.
+    ``q = 1`` (MAE, :math:`1 - P`) needs no logarithm.
     """
-    if prob is None:
-        prob = torch.sigmoid(x)
-    other = torch.rsub(prob, 1)  # 1 - p
+    prob = logits.prob
     if q == 1:
-        value = other if positive else prob.clone()
+        value = logits.comp if positive else prob
         if not grad:
             return value, None
-        slope = prob * other
+        slope = prob * logits.comp
         return value, (slope.neg_() if positive else slope)
     # log P = -softplus(-x) for P = p, -softplus(x) for P = 1 - p.
-    nll = F.softplus(-x if positive else x)
+    nll = logits.nll_positive if positive else logits.nll_negative
     if q == 0:
-        value, power = nll, None
+        value, excess = nll, None
     else:
-        power = torch.expm1(nll.mul_(-q))  # P^q - 1
-        value = power.div(-q)
-        power.add_(1)
+        # P^q - 1 = expm1(q log P), and the value -(P^q - 1) / q.
+        excess = torch.mul(nll, operand(-q, nll)).expm1_()
+        value = torch.mul(excess, operand(-1 / q, excess))
     if not grad:
         return value, None
-    # d/dx = -P^q (1 - P) for P = p and P^q (1 - P) for P = 1 - p.
-    slope = other.neg_() if positive else prob.clone()
-    return value, (slope if power is None else slope.mul_(power))
+    # d/dx = P^q s with s = p - 1 for P = p and s = p for P = 1 - p:
+    # s + (P^q - 1) s, in one pass.
+    slope = torch.sub(prob, operand(1, prob)) if positive else prob
+    if excess is None:
+        return value, slope
+    return value, torch.addcmul(slope, excess, slope, out=excess)
 
 
 @partial_label_loss(
@@ -167,9 +167,12 @@ def gr_loss(cls_score: Tensor, target: Tensor, w: float, b: float, mu: float,
             :func:`~.base.reduce_loss`.
     """
 
-    def weights(prob: Tensor) -> Tuple[Tensor, Tensor]:
-        k = torch.sigmoid(prob * w + b)
-        v = (prob - mu).div_(sigma).square_().mul_(-0.5).exp_()
+    def weights(logits: Logits) -> Tuple[Tensor, Tensor]:
+        prob = logits.prob
+        k = torch.add(operand(b, prob), prob, alpha=w).sigmoid_()
+        v = torch.sub(prob, operand(mu, prob))
+        v = torch.addcmul(
+            operand(0, v), v, v, value=-0.5 / sigma**2, out=v).exp_()
         return k, v
 
     return _gr_loss(cls_score, target, weights, q1, q2, q3)

@@ -14,7 +14,7 @@ from torch import Tensor
 from mmlml.registry import MODELS
 from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Real, hyperparameters_of
-from .terms import by_state, hill_negative_value_grad, positive_value_grad
+from .terms import by_state, focal_terms, hill_negative_value_grad
 
 __all__ = ['hill_loss', 'HillLoss']
 
@@ -26,10 +26,10 @@ def hill_loss(cls_score: Tensor, target: Tensor, lamb: float, margin: float,
     """Hill loss, functional form: the formula, the arguments and their
     defaults are :class:`HillLoss`'s, plus ``weight``, ``reduction`` and
     ``avg_factor`` as in MMPretrain's losses."""
-    return by_state(
-        cls_score, target,
-        functools.partial(hill_negative_value_grad, lamb=lamb),
-        functools.partial(positive_value_grad, gamma=gamma, margin=margin))
+    positive, _ = focal_terms(gamma, margin=margin)
+    return by_state(cls_score, target,
+                    functools.partial(hill_negative_value_grad, lamb=lamb),
+                    positive)
 
 
 @MODELS.register_module()

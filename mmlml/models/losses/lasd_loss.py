@@ -9,10 +9,9 @@ from typing import Optional, Union
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import POSITIVE, PartialLabelLoss, partial_label_loss
+from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Real, check_hparam, hyperparameters_of
-from .splc_loss import splc_pseudo_positives
-from .terms import by_state, focal_terms, scaled
+from .terms import by_state, focal_terms, probability_above, scaled
 
 __all__ = ['lasd_lambda_neg', 'lasd_loss', 'LASDLoss']
 
@@ -76,22 +75,24 @@ def lasd_loss(cls_score: Tensor, target: Tensor, lambda_pos: float,
     if lambda_neg is None:
         num_positives = expected_positives
         if num_positives is None:
-            num_positives = (target == POSITIVE).sum(
-                dim=1, keepdim=True).to(cls_score.dtype)
+            # The count of 1s of a checked {-1, 0, 1} target per row, in
+            # its dtype (faster than counting a boolean comparison).
+            num_positives = target.clamp(min=0).sum(dim=1, keepdim=True)
         lambda_neg = lasd_lambda_neg(lambda_pos, num_positives,
                                      cls_score.size(1))
     positive, negative = focal_terms(gamma_pos, gamma_neg)
     observed_negative = None
     if observed_negative_weight is not None:
         observed_negative = scaled(negative, observed_negative_weight)
-    pseudo = splc_pseudo_positives(cls_score, target, tau)
+    # The pseudo-positives are splc_pseudo_positives(cls_score, target,
+    # tau), decided block by block from the shared probabilities.
     return by_state(
         cls_score,
         target,
         scaled(negative, lambda_neg),
         positive,
         observed_negative,
-        overrides=[(pseudo, scaled(positive, lambda_pos))])
+        overrides=[(probability_above(tau), scaled(positive, lambda_pos))])
 
 
 @MODELS.register_module()

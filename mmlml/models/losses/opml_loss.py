@@ -14,36 +14,51 @@ from mmlml.registry import MODELS
 from .base import (PartialLabelLoss, check_reduction, partial_label_loss,
                    wants_grad, with_gradient)
 from .hyperparameters import Real, check_hyperparameters, hyperparameters_of
-from .terms import ValueGrad
+from .terms import ValueGrad, operand, row_blocks
 
 __all__ = ['OPMLLoss', 'opml_loss']
 
 CONSTANT = Real(1.0, low=0, low_open=True)
 
+#: Stands for minus infinity where the row maxima must skip an entry
+#: (finite: ``torch.lerp`` needs finite operands to select one exactly).
+_LOWEST = -1e30
 
-def _log_sum_exp_value_grad(log_constant: float, mass: Tensor,
-                            exponent: Tensor, sign: float,
-                            grad: bool) -> ValueGrad:
-    """Per row, ``log(exp(log_constant) + sum_j mass_j exp(exponent_j))``
-    and its derivative by the logits, ``sign * mass_j exp(exponent_j) /
-    (exp(log_constant) + sum)``, where ``exponent = sign * logits`` (a
-    fresh tensor, overwritten).
+
+def _exp_floor(dtype: torch.dtype) -> float:
+    """The smallest argument whose exponential is a normal number of
+    ``dtype`` (rounded up to an integer)."""
+    return float(math.ceil(math.log(torch.finfo(dtype).tiny)))
+
+
+def _log_sum_exp_value_grad(log_constant: float, mass: Tensor, x: Tensor,
+                            sign: float, grad: bool) -> ValueGrad:
+    """Per row, ``log(exp(log_constant) + sum_j mass_j exp(sign x_j))`` and
+    its derivative by the logits, ``sign * mass_j exp(sign x_j) /
+    (exp(log_constant) + sum)``.
 
     Computed with the row's largest exponent of a positive mass (or
     ``log_constant``) subtracted; entries of zero mass contribute nothing,
     with zero gradient.
     """
-    shift = torch.where(mass > 0, exponent,
-                        exponent.new_tensor(-math.inf)).amax(
-                            dim=1, keepdim=True).clamp_(min=log_constant)
-    # Entries of zero mass may exceed the shift: clamp before exp.
-    scaled = exponent.sub_(shift).clamp_(max=0).exp_().mul_(mass)
+    exponent = x.neg() if sign < 0 else x
+    included = torch.gt(mass, operand(0, mass), out=torch.empty_like(mass))
+    # The exponent where the mass is positive, _LOWEST elsewhere.
+    scaled = torch.lerp(operand(_LOWEST, x), exponent, included)
+    shift = scaled.amax(dim=1, keepdim=True).clamp_(min=log_constant)
+    # At most 0 where included. The floor keeps the exponentials normal
+    # numbers (slow paths compute smaller ones); entries below it weigh
+    # less than the dtype's resolution next to the largest, which is 1,
+    # and the excluded ones are then multiplied by their zero mass.
+    scaled = scaled.sub_(shift).clamp_(min=_exp_floor(x.dtype))
+    scaled = scaled.exp_().mul_(mass)
     total = scaled.sum(
         dim=1, keepdim=True).add_(shift.neg().add_(log_constant).exp_())
     value = (shift + total.log()).squeeze(1)
     if not grad:
         return value, None
-    return value, scaled.div_(total).mul_(sign)
+    scaled = scaled.div_(total)
+    return value, (scaled.neg_() if sign < 0 else scaled)
 
 
 @partial_label_loss(soft_targets=True, a=CONSTANT, b=CONSTANT)
@@ -52,26 +67,33 @@ def _opml_per_sample(cls_score: Tensor,
                      a: float,
                      b: float,
                      element_weight: Optional[Tensor] = None) -> Tensor:
-    """Per-sample OPML loss of checked inputs (see :func:`opml_loss`)."""
+    """Per-sample OPML loss of checked inputs (see :func:`opml_loss`),
+    evaluated by blocks of rows (see :func:`~.terms.row_blocks`)."""
     log_a = math.log(a)
     log_b = math.log(b)
-    # Observed negatives (-1) have target 0: entirely negative.
-    pos_mass = target.clamp(min=0)
-    neg_mass = 1 - pos_mass
     if element_weight is not None:
         element_weight = element_weight.to(cls_score)
         if bool((element_weight < 0).any()):
             raise ValueError('element-wise weights of OPML must be >= 0')
-        pos_mass = pos_mass * element_weight
-        neg_mass = neg_mass * element_weight
     want = wants_grad(cls_score)
     with torch.no_grad():
-        positive, positive_grad = _log_sum_exp_value_grad(
-            log_a, pos_mass, -cls_score, -1.0, want)
-        negative, negative_grad = _log_sum_exp_value_grad(
-            log_b, neg_mass, cls_score.clone(), 1.0, want)
-        value = positive.add_(negative)
-        grad = positive_grad.add_(negative_grad) if want else None
+        value = cls_score.new_empty(cls_score.size(0))
+        grad = torch.empty_like(cls_score) if want else None
+        for rows in row_blocks(cls_score):
+            x = cls_score[rows]
+            # Observed negatives (-1) have target 0: entirely negative.
+            pos_mass = target[rows].clamp(min=0)
+            neg_mass = torch.sub(operand(1, pos_mass), pos_mass)
+            if element_weight is not None:
+                pos_mass.mul_(element_weight[rows])
+                neg_mass.mul_(element_weight[rows])
+            positive, positive_grad = _log_sum_exp_value_grad(
+                log_a, pos_mass, x, -1.0, want)
+            negative, negative_grad = _log_sum_exp_value_grad(
+                log_b, neg_mass, x, 1.0, want)
+            torch.add(positive, negative, out=value[rows])
+            if want:
+                torch.add(positive_grad, negative_grad, out=grad[rows])
     return with_gradient(cls_score, value, grad)
 
 

@@ -15,7 +15,8 @@ from mmlml.registry import MODELS
 from .base import (UNKNOWN, PartialLabelLoss, TrainingProgress,
                    partial_label_loss)
 from .hyperparameters import Flag, Integer, Real, hyperparameters_of
-from .terms import by_state, focal_terms
+from .terms import (by_state, focal_terms, mirrored_focal_value_grad,
+                    probability_above)
 
 __all__ = [
     'SPLC_BASES', 'splc_corrected_target', 'splc_loss',
@@ -80,13 +81,30 @@ def splc_loss(cls_score: Tensor, target: Tensor, tau: float, margin: float,
     losses. The other arguments are :class:`SPLCLoss`'s."""
     positive, negative = focal_terms(gamma_pos, gamma_neg, margin, clip,
                                      detach_focal_weight)
-    overrides = []
-    if correct:
-        pseudo = splc_pseudo_positives(cls_score, target, tau)
-        overrides.append(
-            (pseudo, positive if pseudo_margin else functools.partial(
-                positive, margin=0.0)))
-    return by_state(cls_score, target, negative, positive, overrides=overrides)
+    if not correct:
+        return by_state(cls_score, target, negative, positive)
+    # The pseudo-positives: the unannotated labels of
+    # splc_pseudo_positives, decided block by block from the shared
+    # probabilities.
+    pseudo = probability_above(tau)
+    if gamma_pos == gamma_neg and not clip and not pseudo_margin:
+        # Both terms of unannotated labels in one pass (same values).
+        unannotated = functools.partial(
+            mirrored_focal_value_grad,
+            positive=pseudo,
+            gamma=gamma_neg,
+            detach_focal_weight=detach_focal_weight)
+        return by_state(cls_score, target, unannotated, positive)
+    pseudo_positive = positive
+    if not pseudo_margin:
+        pseudo_positive, _ = focal_terms(
+            gamma_pos, detach_focal_weight=detach_focal_weight)
+    return by_state(
+        cls_score,
+        target,
+        negative,
+        positive,
+        overrides=[(pseudo, pseudo_positive)])
 
 
 @MODELS.register_module()
