@@ -314,7 +314,10 @@ def prepare_pseudo_labels(pseudo_labels: Tensor, cls_score: Tensor) -> Tensor:
         'pseudo_labels', pseudo_labels, cls_score,
         ' (NaN where an entry has no pseudo-label)')
     message = 'pseudo-labels must lie in [0, 1] (NaN: none)'
-    if on_host_or_assert((pseudo_labels < 0) | (pseudo_labels > 1), message):
+    # The range of the numbers (NaN read as 0, +-inf as the dtype's
+    # extremes): one pass and a reduction, no boolean tensors.
+    low, high = torch.aminmax(pseudo_labels.nan_to_num(0.0))
+    if on_host_or_assert(torch.logical_or(low < 0, high > 1), message):
         raise ValueError(message)
     return pseudo_labels
 

@@ -5,14 +5,17 @@ Positive Labels", ECCV 2022 (official code: SPML-AckTheUnknown). The
 pseudo-labels come from :class:`~mmlml.hooks.APLHook` through the label
 store; the loss of entries without one is :class:`~.EMLoss`'s.
 """
-import torch
+import functools
+
 from torch import Tensor
 
 from mmlml.registry import MODELS
 from .base import PartialLabelLoss, partial_label_loss, prepare_pseudo_labels
 from .em_loss import em_loss
 from .hyperparameters import Real, hyperparameters_of
-from .terms import soft_bce
+from .terms import (by_state, entropy_value_grad, has_value,
+                    negative_value_grad, positive_value_grad, scaled,
+                    soft_bce_value_grad)
 
 __all__ = ['EMAPLLoss', 'em_apl_loss']
 
@@ -26,10 +29,15 @@ def em_apl_loss(cls_score: Tensor, target: Tensor, alpha: float, beta: float,
     value of each pseudo-labelled entry, NaN elsewhere), ``weight``,
     ``reduction`` and ``avg_factor`` as in MMPretrain's losses."""
     pseudo_labels = prepare_pseudo_labels(pseudo_labels, cls_score)
-    em = em_loss.elementwise(cls_score, target, alpha=alpha)
-    labelled = ~torch.isnan(pseudo_labels) & (target == 0)
-    pseudo = beta * soft_bce(cls_score, pseudo_labels.nan_to_num(0.0))
-    return torch.where(labelled, pseudo, em)
+    soft_negative = functools.partial(
+        soft_bce_value_grad, soft_target=pseudo_labels.nan_to_num(0.0))
+    return by_state(
+        cls_score,
+        target,
+        scaled(entropy_value_grad, -alpha),
+        positive_value_grad,
+        negative_value_grad,
+        overrides=[(has_value(pseudo_labels), scaled(soft_negative, beta))])
 
 
 @MODELS.register_module()

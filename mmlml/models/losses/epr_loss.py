@@ -3,9 +3,10 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import NEGATIVE, POSITIVE, PartialLabelLoss, partial_label_loss
+from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Real, hyperparameters_of
-from .terms import negative_term, positive_term
+from .terms import (by_state, negative_value_grad, positive_value_grad,
+                    zero_value_grad)
 
 __all__ = ['epr_loss', 'EPRLoss']
 
@@ -45,10 +46,8 @@ def epr_loss(cls_score: Tensor, target: Tensor,
     if expected_positives > num_classes:
         raise ValueError(f'expected_positives ({expected_positives}) '
                          f'exceeds the number of classes ({num_classes})')
-    zero = cls_score.new_zeros(())
-    observed = torch.where(
-        target == POSITIVE, positive_term(cls_score),
-        torch.where(target == NEGATIVE, negative_term(cls_score), zero))
+    observed = by_state(cls_score, target, zero_value_grad,
+                        positive_value_grad, negative_value_grad)
     if num_samples == 0:
         return observed
     batch_positives = torch.sigmoid(cls_score).sum(dim=1).mean()

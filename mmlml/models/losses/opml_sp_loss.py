@@ -10,8 +10,7 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import (POSITIVE, UNKNOWN, check_reduction, prepare_inputs,
-                   prepare_pseudo_labels)
+from .base import check_reduction, prepare_inputs, prepare_pseudo_labels
 from .hyperparameters import Real, check_hyperparameters
 from .opml_loss import OPMLLoss, opml_loss
 
@@ -45,12 +44,15 @@ def opml_sp_targets(cls_score: Tensor, target: Tensor, pseudo_labels: Tensor,
     if not bool(((class_ap >= 0) & (class_ap <= 1)).all()):
         raise ValueError('class_ap must lie in [0, 1]')
     smoothing = class_ap.pow(rho)  # eps_c
-    smoothed = smoothing * torch.sigmoid(cls_score.detach())
-    corrected = ~torch.isnan(pseudo_labels)
-    unobserved = torch.where(corrected, pseudo_labels.nan_to_num(0.0),
-                             smoothed)
-    observed = (target == POSITIVE).to(cls_score)
-    return torch.where(target == UNKNOWN, unobserved, observed)
+    smoothed = torch.sigmoid(cls_score.detach()).mul_(smoothing)
+    # Selections by 0/1 weights (torch.lerp returns either operand exactly
+    # for a weight of exactly 0 or 1), without boolean temporaries: the
+    # correction where there is one (x == x is false exactly for NaN),
+    # then the observed label where |t| = 1.
+    corrected = torch.eq(
+        pseudo_labels, pseudo_labels, out=torch.empty_like(smoothed))
+    soft = smoothed.lerp_(pseudo_labels.nan_to_num(0.0), corrected)
+    return soft.lerp_(target.clamp(min=0), target.abs())
 
 
 def _opml_sp_compute(cls_score: Tensor,

@@ -313,13 +313,13 @@ def negative_value_grad(logits: Logits,
     """
     scale = logits.part_of(scale)
     value_out, grad_out = _outputs(out)
-    prob = logits.prob
     if not clip:
         if gamma == 0:
             value = _shared_times(logits, 'nll_negative', scale, value_out)
             return value, (
                 _shared_times(logits, 'prob', scale, grad_out)
                 if grad else None)
+        prob = logits.prob
         nll = logits.nll_negative
         weight = power(prob, gamma)
         value = _product(weight, nll, scale, value_out)
@@ -331,6 +331,7 @@ def negative_value_grad(logits: Logits,
         slope = torch.addcmul(prob, logits.comp, nll, value=gamma)
         return value, _product(slope, weight, scale,
                                slope if grad_out is None else grad_out)
+    prob = logits.prob
     shifted = torch.sub(prob, operand(clip, prob)).clamp_(min=0)
     # 1 - shifted >= clip > 0: the logarithm is safe without an epsilon.
     nll = shifted.neg().log1p_().neg_()
@@ -535,6 +536,33 @@ def probability_above(threshold: float) -> Predicate:
     return predicate
 
 
+def given_mask(mask: Tensor) -> Predicate:
+    """The labels where ``mask`` (a 0/1 tensor in the logits' dtype that
+    broadcasts to the whole logits, decided beforehand, e.g. Large Loss's
+    selection) is 1, as a :data:`Predicate`. The caller keeps observed
+    negatives out of it."""
+    return lambda logits: logits.part_of(mask)
+
+
+def has_value(values: Tensor) -> Predicate:
+    """The unannotated labels where ``values`` (a tensor that broadcasts to
+    the whole logits, e.g. pseudo-labels with NaN where there is none) is
+    not NaN, as a :data:`Predicate` (never an observed negative of
+    :attr:`Logits.labels`)."""
+
+    def predicate(logits: Logits) -> Tensor:
+        part = logits.part_of(values)
+        # x == x is false exactly for NaN.
+        mask = torch.eq(part, part, out=torch.empty_like(logits.x))
+        if logits.labels is not None:
+            # times 1 - t^2: 0 at observed labels.
+            labels = logits.labels
+            mask.addcmul_(mask, labels * labels, value=-1)
+        return mask
+
+    return predicate
+
+
 def by_state(
     x: Tensor,
     target: Tensor,
@@ -718,37 +746,65 @@ def _nonzero(mask: Tensor) -> Tuple[Tensor, Tensor]:
 
 
 def soft_bce_value_grad(logits: Logits,
-                        soft_target: float,
+                        soft_target: Union[float, Tensor],
                         scale: Union[float, Tensor] = 1.0,
                         grad: bool = True,
                         out: Out = None) -> ValueGrad:
-    r"""Binary cross-entropy against a constant soft target :math:`s`,
+    r"""Binary cross-entropy against a soft target :math:`s`,
     :math:`-[s \log p + (1 - s) \log(1 - p)]`, and its derivative
-    :math:`p - s`, times ``scale``.
+    :math:`p - s`, times ``scale``. ``soft_target`` is a number or a tensor
+    that broadcasts to the whole logits, with finite values.
 
-    The value is :math:`\mathrm{softplus}(x) - s x` for :math:`s \le 1/2`
-    and :math:`\mathrm{softplus}(-x) + (1 - s) x` otherwise, the forms
-    without cancellation.
+    The value is :math:`\mathrm{softplus}(x) - s x` for a number
+    :math:`s \le 1/2` and :math:`\mathrm{softplus}(-x) + (1 - s) x` for a
+    larger one, the forms without cancellation; a tensor ``s`` takes
+    :math:`\max(x, 0) - s x + \log(1 + e^{-|x|})`, exact for
+    :math:`s \in \{0, 1\}`.
     """
     scale = logits.part_of(scale)
     value_out, grad_out = _outputs(out)
-    if soft_target <= 0.5:
-        name, shift = 'nll_negative', -soft_target
-    else:
-        name, shift = 'nll_positive', 1 - soft_target
-    if shift:
-        value = torch.add(
-            logits.get(name), logits.x, alpha=shift, out=value_out)
+    if isinstance(soft_target, Tensor):
+        soft_target = logits.part_of(soft_target)
+        # max(x, 0) - s x + log(1 + exp(-|x|)), in this order: exact
+        # for s = 0 and s = 1 at any logit.
+        value = torch.addcmul(
+            logits.x.clamp(min=0),
+            soft_target,
+            logits.x,
+            value=-1,
+            out=value_out).add_(logits.log1p_exp)
         value = _times(value, scale, value)
     else:
-        value = _shared_times(logits, name, scale, value_out)
+        if soft_target <= 0.5:
+            name, shift = 'nll_negative', -soft_target
+        else:
+            name, shift = 'nll_positive', 1 - soft_target
+        if shift:
+            value = torch.add(
+                logits.get(name), logits.x, alpha=shift, out=value_out)
+            value = _times(value, scale, value)
+        else:
+            value = _shared_times(logits, name, scale, value_out)
     if not grad:
         return value, None
-    if soft_target:
+    if isinstance(soft_target, Tensor) or soft_target:
         prob = logits.prob
         slope = torch.sub(prob, operand(soft_target, prob), out=grad_out)
         return value, _times(slope, scale, slope)
     return value, _shared_times(logits, 'prob', scale, grad_out)
+
+
+def zero_value_grad(logits: Logits,
+                    grad: bool = True,
+                    out: Out = None) -> ValueGrad:
+    """No loss: value and derivative 0 (e.g. a rejected label)."""
+    value_out, grad_out = _outputs(out)
+    value = (
+        torch.zeros_like(logits.x) if value_out is None else value_out.zero_())
+    if not grad:
+        return value, None
+    return value, (
+        torch.zeros_like(logits.x) if grad_out is None else grad_out.zero_())
 
 
 def hill_negative_value_grad(logits: Logits,
