@@ -1,15 +1,16 @@
 """Regularized online label estimation (ROLE), Cole et al., CVPR 2021."""
+import functools
 from typing import Any, Dict
 
 import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import (NEGATIVE, POSITIVE, PartialLabelLoss, check_state_tensor,
-                   partial_label_loss)
+from .base import PartialLabelLoss, check_state_tensor, partial_label_loss
 from .epr_loss import epr_loss
 from .hyperparameters import hyperparameters_of
-from .terms import negative_term, positive_term, soft_bce
+from .terms import (by_state, negative_value_grad, positive_value_grad, scaled,
+                    soft_bce_value_grad, summed)
 
 __all__ = ['ROLELoss', 'role_loss']
 
@@ -45,21 +46,28 @@ def role_loss(cls_score: Tensor, target: Tensor, expected_positives: float,
         raise ValueError(f'expected_positives ({expected_positives}) '
                          f'exceeds the number of classes ({num_classes})')
     prob, estimated = torch.sigmoid(cls_score), torch.sigmoid(estimates)
-    zero = cls_score.new_zeros(())
-    observed = torch.where(
-        target == POSITIVE,
-        positive_term(cls_score) + positive_term(estimates),
-        torch.where(target == NEGATIVE,
-                    negative_term(cls_score) + negative_term(estimates), zero))
-    # Each half fits the other's detached probabilities.
-    cross = soft_bce(cls_score, estimated.detach()) + soft_bce(
-        estimates, prob.detach())
-    loss = 0.5 * (observed + cross)
+    # Each half fits the other's detached probabilities; its observed
+    # labels add their log-loss.
+    loss = _role_half(cls_score, target, estimated.detach()) + _role_half(
+        estimates, target, prob.detach())
     if num_samples == 0:
         return loss
     penalty = expected_positive_penalty(prob, expected_positives) + \
         expected_positive_penalty(estimated, expected_positives)
     return loss + 0.5 * penalty
+
+
+def _role_half(logits: Tensor, target: Tensor, other: Tensor) -> Tensor:
+    r"""One half of ROLE's element terms, differentiable in ``logits``:
+    :math:`\tfrac12[\operatorname{BCE}(\sigma(x), o) + \ell_t(x)]`, with
+    :math:`o` the other half's detached probabilities and :math:`\ell_t`
+    the log-loss of an observed label (none where unannotated)."""
+    fit = functools.partial(soft_bce_value_grad, soft_target=other, scale=0.5)
+    observed = [
+        summed(fit, scaled(term, 0.5))
+        for term in (positive_value_grad, negative_value_grad)
+    ]
+    return by_state(logits, target, fit, *observed)
 
 
 @MODELS.register_module()

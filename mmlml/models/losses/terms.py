@@ -253,7 +253,9 @@ def positive_value_grad(logits: Logits,
                         scale: Union[float, Tensor] = 1.0,
                         grad: bool = True,
                         out: Out = None) -> ValueGrad:
-    r""":func:`positive_term` and its derivative, without autograd, times
+    r"""The loss of a positive label with focal weight and logit margin
+    (``gamma=0, margin=0`` is BCE's positive term, ``margin > 0`` the focal
+    margin of Zhang et al.) and its derivative, without autograd, times
     ``scale`` (a number, or a tensor that broadcasts to the whole logits).
 
     With :math:`p_m = \sigma(x - m)`, :math:`q = 1 - p_m` and
@@ -295,8 +297,11 @@ def negative_value_grad(logits: Logits,
                         scale: Union[float, Tensor] = 1.0,
                         grad: bool = True,
                         out: Out = None) -> ValueGrad:
-    r""":func:`negative_term` and its derivative, without autograd, times
-    ``scale`` (a number, or a tensor that broadcasts to the whole logits).
+    r"""The loss of a negative label with focal weight and probability
+    shift (``gamma=0, clip=0`` is BCE's negative term, ``clip > 0`` ASL's
+    probability shifting, Ben-Baruch et al., ICCV 2021) and its derivative,
+    without autograd, times ``scale`` (a number, or a tensor that
+    broadcasts to the whole logits).
 
     Without a clip, with :math:`\ell_0 = -\log(1 - p) =
     \mathrm{softplus}(x)`:
@@ -368,59 +373,6 @@ def negative_value_grad(logits: Logits,
     # p (1 - p) = p - p^2
     return value, torch.mul(
         slope, torch.addcmul(prob, prob, prob, value=-1), out=grad_out)
-
-
-def _single_term(value_grad: Callable[..., ValueGrad], x: Tensor,
-                 **kwargs) -> Tensor:
-    """``value_grad``'s term of the logits ``x``, differentiable."""
-    want = wants_grad(x)
-    with torch.no_grad():
-        value, grad = value_grad(Logits(x), grad=want, **kwargs)
-    return with_gradient(x, value, grad)
-
-
-def positive_term(x: Tensor,
-                  gamma: float = 0.0,
-                  margin: float = 0.0,
-                  detach_focal_weight: bool = False) -> Tensor:
-    r"""Loss of a positive label, with focal weight and logit margin.
-
-    .. math::
-        \ell^+(x) = -(1 - p_m)^{\gamma} \log p_m, \qquad
-        p_m = \sigma(x - m).
-
-    ``gamma=0, margin=0`` is BCE's positive term; ``margin > 0`` is the focal
-    margin of Zhang et al. (Hill / SPLC). Differentiable through
-    :func:`positive_value_grad`'s closed-form derivative.
-    """
-    return _single_term(
-        positive_value_grad,
-        x,
-        gamma=gamma,
-        margin=margin,
-        detach_focal_weight=detach_focal_weight)
-
-
-def negative_term(x: Tensor,
-                  gamma: float = 0.0,
-                  clip: float = 0.0,
-                  detach_focal_weight: bool = False) -> Tensor:
-    r"""Loss of a negative label, with focal weight and probability shift.
-
-    .. math::
-        \ell^-(x) = -p_c^{\gamma} \log(1 - p_c), \qquad
-        p_c = \max(p - c, 0).
-
-    ``gamma=0, clip=0`` is BCE's negative term; ``clip > 0`` is ASL's
-    probability shifting (Ben-Baruch et al., ICCV 2021). Differentiable
-    through :func:`negative_value_grad`'s closed-form derivative.
-    """
-    return _single_term(
-        negative_value_grad,
-        x,
-        gamma=gamma,
-        clip=clip,
-        detach_focal_weight=detach_focal_weight)
 
 
 def focal_terms(gamma_pos: float = 0.0,
@@ -516,6 +468,22 @@ def scaled(term: Term, factor: Union[float, Tensor]) -> Term:
                 None if slope is None else _times(slope, weight, grad_out))
 
     return scaled_term
+
+
+def summed(first: Term, second: Term) -> Term:
+    """The sum of two terms, as a term (e.g. ROLE's fit to the other half's
+    estimates plus an observed label's log-loss)."""
+
+    def summed_term(logits: Logits, grad: bool, out: Out = None) -> ValueGrad:
+        value_out, grad_out = _outputs(out)
+        value, slope = first(logits, grad=grad)
+        other_value, other_slope = second(logits, grad=grad)
+        value = torch.add(value, other_value, out=value_out)
+        if not grad:
+            return value, None
+        return value, torch.add(slope, other_slope, out=grad_out)
+
+    return summed_term
 
 
 def probability_above(threshold: float) -> Predicate:
@@ -865,13 +833,3 @@ def entropy_value_grad(logits: Logits,
 #: The terms that take a ``scale`` (see :func:`scaled`).
 _SCALABLE = (positive_value_grad, negative_value_grad, soft_bce_value_grad,
              entropy_value_grad)
-
-
-def soft_bce(x: Tensor,
-             soft_target: Tensor,
-             weight: Optional[Tensor] = None) -> Tensor:
-    r"""Binary cross-entropy against a soft target ``s``:
-    :math:`-[s\log p + (1-s)\log(1-p)]`, optionally weighted."""
-    loss = torch.nn.functional.binary_cross_entropy_with_logits(
-        x, soft_target.to(x), reduction='none')
-    return loss if weight is None else loss * weight
