@@ -601,3 +601,32 @@ def test_demo_an_mmlml_matches_an():
     torch.testing.assert_close(
         build(cfg_mmlml.model.head.loss)(cls_score, target, avg_factor=4),
         build(cfg_an.model.head.loss)(cls_score, one_hot, avg_factor=4))
+
+
+@pytest.mark.parametrize('k', [1, 50, 3000, 10**6])
+@pytest.mark.parametrize('with_pseudo_labels', [False, True])
+def test_large_loss_selection_ranks_the_losses_of_the_candidates(
+        k, with_pseudo_labels):
+    """Ranking the logits arithmetically selects what ranking the losses
+    -log(1 - p) of the candidates (unannotated, without a pseudo-label)
+    selects, ties with the k-th included."""
+    import torch.nn.functional as F
+
+    from mmlml.models.losses import large_loss_selection
+    gen = torch.Generator().manual_seed(k)
+    logits = (torch.randn(256, 300, generator=gen) * 3).round(decimals=1)
+    target = torch.randint(-1, 2, (256, 300), generator=gen).float()
+    pseudo_labels = None
+    candidates = target == 0
+    if with_pseudo_labels:
+        pseudo_labels = torch.full((256, 300), math.nan)
+        chosen = torch.rand(256, 300, generator=gen) < 0.2
+        pseudo_labels[chosen] = 1.0
+        candidates &= ~chosen
+    epoch, delta = 1, min(1.0, k / logits.numel())
+    selected = large_loss_selection(logits, target, epoch, 'rejection', delta,
+                                    pseudo_labels)
+    count = num_large_losses(logits.numel(), epoch, delta, 'rejection')
+    expected = select_large_losses(F.softplus(logits), candidates, count)
+    assert selected.dtype == torch.bool
+    assert torch.equal(selected, expected)

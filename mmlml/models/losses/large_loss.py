@@ -14,8 +14,8 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import (UNKNOWN, PartialLabelLoss, TrainingProgress,
-                   partial_label_loss, prepare_pseudo_labels)
+from .base import (PartialLabelLoss, TrainingProgress, partial_label_loss,
+                   prepare_pseudo_labels)
 from .hyperparameters import Choice, Integer, Real, hyperparameters_of
 from .terms import (by_state, given_mask, has_value, negative_value_grad,
                     positive_value_grad, soft_bce_value_grad, zero_value_grad)
@@ -141,14 +141,41 @@ def large_loss_selection(cls_score: Tensor,
         Tensor: ``(N, C)`` bool mask.
     """
     k = num_large_losses(cls_score.numel(), epoch, delta_rel, mode)
-    candidates = target == UNKNOWN
+    return _selection(cls_score, target, k, pseudo_labels, torch.bool)
+
+
+#: Added to the logits of the entries that are no candidates before the
+#: ranking: far below any logit of a real model, and finite, so that no
+#: ``0 x inf`` arises where it is multiplied by 0.
+_EXCLUDED = -1e37
+
+
+def _selection(cls_score: Tensor, target: Tensor, k: int,
+               pseudo_labels: Optional[Tensor], dtype: torch.dtype) -> Tensor:
+    """:func:`large_loss_selection` as a mask of ``dtype`` (a 0/1 weight
+    for the loss, a bool mask for the hook), from arithmetic on the logits
+    instead of boolean masks.
+
+    -log(1 - p) = softplus(x) increases strictly with x: the largest
+    losses are those of the largest logits, ranked without computing the
+    loss (the official code ranks float32 losses, which can also tie
+    logits one ulp apart). A candidate with a logit below ``_EXCLUDED / 2``
+    is never selected.
+    """
+    if k <= 0 or cls_score.numel() == 0:
+        return torch.zeros_like(cls_score, dtype=dtype)
+    # x where t = 0, x + _EXCLUDED where t = +-1 (t^2 = 1), and
+    # _EXCLUDED lower again where a pseudo-label exists (x == x is false
+    # exactly for NaN).
+    ranked = torch.addcmul(cls_score.detach(), target, target, value=_EXCLUDED)
     if pseudo_labels is not None:
-        candidates = candidates & torch.isnan(pseudo_labels)
-    # -log(1 - p) = softplus(x) increases strictly with x: the largest
-    # losses are those of the largest logits, ranked without computing the
-    # loss (the official code ranks float32 losses, which can tie logits
-    # one ulp apart).
-    return select_large_losses(cls_score, candidates, k)
+        labelled = torch.eq(
+            pseudo_labels, pseudo_labels, out=torch.empty_like(ranked))
+        ranked.add_(labelled, alpha=_EXCLUDED)
+    k = min(k, ranked.numel())
+    threshold = _kth_largest(ranked.flatten(), k).clamp(min=_EXCLUDED / 2)
+    return torch.ge(
+        ranked, threshold, out=torch.empty_like(ranked, dtype=dtype))
 
 
 @partial_label_loss(epoch=Integer(low=0), mode=MODE, delta_rel=DELTA_REL)
@@ -204,11 +231,12 @@ def large_loss(cls_score: Tensor,
     if pseudo_labels is not None:
         pseudo_labels = prepare_pseudo_labels(pseudo_labels, cls_score)
     overrides = []
-    if num_large_losses(cls_score.numel(), epoch, delta_rel, mode) > 0:
-        selected = large_loss_selection(cls_score, target, epoch, mode,
-                                        delta_rel, pseudo_labels)
+    k = num_large_losses(cls_score.numel(), epoch, delta_rel, mode)
+    if k > 0:
+        selected = _selection(cls_score, target, k, pseudo_labels,
+                              cls_score.dtype)
         fix = zero_value_grad if mode == 'rejection' else positive_value_grad
-        overrides.append((given_mask(selected.to(cls_score.dtype)), fix))
+        overrides.append((given_mask(selected), fix))
     if pseudo_labels is not None:
         corrected = functools.partial(
             soft_bce_value_grad, soft_target=pseudo_labels.nan_to_num(1.0))
