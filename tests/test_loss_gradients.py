@@ -397,6 +397,15 @@ def _term_cases():
         terms.scaled(
             lambda logits, grad: (logits.prob * 2, logits.comp * 3
                                   if grad else None), 0.5),
+        'soft-bce-tensor-scaled':
+        terms.scaled(
+            functools.partial(
+                terms.soft_bce_value_grad,
+                soft_target=torch.tensor([[0.0], [1.0], [0.3]])), 0.5),
+        'zero':
+        terms.zero_value_grad,
+        'summed':
+        terms.summed(positive, terms.scaled(negative, 0.5)),
     }
 
 
@@ -433,6 +442,8 @@ def test_terms_write_into_given_outputs(name, columns):
     dict(type='PartialAsymmetricLoss'),
     dict(type='EMLoss'),
     dict(type='OPMLLoss', a=0.5, b=2.0),
+    dict(type='LargeLoss', mode='temporary', delta_rel=0.05),
+    dict(type='EPRLoss', expected_positives=2.0),
 ])
 def test_blocks_of_rows_give_the_whole(cfg, monkeypatch):
     """Evaluating by blocks of rows (here of one row, and of three) gives
@@ -530,3 +541,21 @@ def test_probability_above_selects_splc_pseudo_positives():
         unannotated = target == 0
         assert torch.equal(mask.bool()[unannotated], expected[unannotated])
         assert not mask.bool()[target == -1].any()
+
+
+def test_soft_bce_with_a_tensor_target_is_exact_at_zero_and_one():
+    """The tensor form max(x, 0) - s x + log(1 + exp(-|x|)) is -log(1 - p)
+    for s = 0 and -log p for s = 1 to the precision of softplus, also for
+    confident logits (no cancellation), and its slope is p - s."""
+    import functools
+
+    import torch.nn.functional as F
+
+    from mmlml.models.losses import terms
+    x = torch.tensor([-100., -30., -8., -0.5, 0., 0.5, 8., 30., 100.])
+    for s, expected in ((0.0, F.softplus(x)), (1.0, F.softplus(-x))):
+        term = functools.partial(
+            terms.soft_bce_value_grad, soft_target=torch.full_like(x, s))
+        value, slope = term(terms.Logits(x), grad=True)
+        torch.testing.assert_close(value, expected, rtol=1e-6, atol=1e-30)
+        torch.testing.assert_close(slope, torch.sigmoid(x) - s)
