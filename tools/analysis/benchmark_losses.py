@@ -129,6 +129,17 @@ def paired_times(reference, candidate, pairs, warmup, min_time, device):
             statistics.median(ratios))
 
 
+def catalog_loss(name, logits):
+    """The loss ``name`` of :data:`LOSS_CATALOG` on the logits' device, at
+    epoch 5 of 10 where it reads the epoch, and its example per-sample
+    state for logits like ``logits``."""
+    loss = MODELS.build(dict(type=name, **LOSS_CATALOG[name]))
+    loss = loss.to(logits.device)
+    if hasattr(loss, 'set_epoch'):
+        loss.set_epoch(5, 10)
+    return loss, example_state(loss, logits)
+
+
 def fused_bce(target, num):
     """The reference: fused BCE on the positives (AN), summed over classes
     and averaged over samples, like the losses with ``avg_factor=N``."""
@@ -202,11 +213,7 @@ def main(argv=None):
         print(f'{"loss":<24}{"fused BCE us":>14}{"loss us":>12}'
               f'{"x fused BCE":>13}')
         for name in names:
-            loss = MODELS.build(dict(type=name, **LOSS_CATALOG[name]))
-            loss = loss.to(args.device)
-            if hasattr(loss, 'set_epoch'):
-                loss.set_epoch(5, 10)
-            state = example_state(loss, logits)
+            loss, state = catalog_loss(name, logits)
             candidate = Step(
                 lambda x, loss=loss, state=state: loss(
                     x, target, avg_factor=num, **state),
