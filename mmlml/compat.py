@@ -37,6 +37,11 @@ code would fail (or, for the guard, silently train wrong):
   evaluation set, which partially labelled test sets (OpenImages' verified
   labels) can have. Such a class gets AP 0, as MMPretrain already gives a
   class without a positive; every other AP is unchanged.
+* :func:`patch_one_cycle_scaling`: with ``auto_scale_lr`` enabled, MMEngine
+  scales the optimizer's learning rate by ``world_size x batch_size /
+  base_batch_size``, but a ``OneCycleLR`` schedule sets the learning rate
+  from its own ``eta_max``, so multi-GPU runs silently kept the one-GPU
+  peak. ``eta_max`` is scaled by the same factor.
 
 :func:`applied_fixes` tells which fixes this process applied, and every
 Runner built after :func:`apply_all` logs them into its log file.
@@ -515,6 +520,47 @@ def patch_average_precision() -> None:
                                      'evaluation label')
 
 
+# ------------------------------------------------------- one-cycle peaks
+
+
+def patch_one_cycle_scaling() -> None:
+    """Make ``Runner.scale_lr`` (``auto_scale_lr``) also scale the
+    ``eta_max`` of the one-cycle schedulers, which are still configs when
+    it runs, by the factor it applies to the optimizer's learning rate."""
+    if 'one_cycle_scaling' in _APPLIED:
+        return
+    from mmengine.runner import Runner
+    scale_lr = Runner.scale_lr
+
+    @functools.wraps(scale_lr)
+    def scale_lr_and_peaks(self, optim_wrapper, auto_scale_lr=None):
+        scale_lr(self, optim_wrapper, auto_scale_lr)
+        if not (auto_scale_lr or {}).get('enable', False):
+            return
+        schedulers = self.param_schedulers
+        if isinstance(schedulers, dict):
+            schedulers = [schedulers]
+        # MMEngine's factor, from the dataloader or its config.
+        loader = self._train_dataloader
+        batch_size = (
+            loader['batch_size']
+            if isinstance(loader, dict) else loader.batch_size)
+        ratio = (
+            self.world_size * batch_size / auto_scale_lr['base_batch_size'])
+        for scheduler in schedulers or ():
+            if isinstance(scheduler, dict) and 'eta_max' in scheduler:
+                peak = scheduler['eta_max']
+                scheduler['eta_max'] = ([p * ratio
+                                         for p in peak] if isinstance(
+                                             peak,
+                                             (list, tuple)) else peak * ratio)
+                self.logger.info(f'{scheduler["type"]}: eta_max scaled by '
+                                 f'{ratio} to {scheduler["eta_max"]}.')
+
+    Runner.scale_lr = scale_lr_and_peaks
+    _APPLIED['one_cycle_scaling'] = 'auto_scale_lr scales OneCycleLR eta_max'
+
+
 # ---------------------------------------------------------------- logging
 
 
@@ -522,7 +568,8 @@ def applied_fixes() -> Tuple[str, ...]:
     """The names of the fixes applied in this process, in order:
     ``'checkpoint_loading'``, ``'package_lookup'`` (only where
     ``pkg_resources`` is missing), ``'cpu_distributed'``,
-    ``'loss_target_guard'``, ``'average_precision'``."""
+    ``'loss_target_guard'``, ``'average_precision'``,
+    ``'one_cycle_scaling'``."""
     return tuple(_APPLIED)
 
 
@@ -561,4 +608,5 @@ def apply_all() -> None:
     patch_cpu_distributed()
     guard_stock_loss_targets()
     patch_average_precision()
+    patch_one_cycle_scaling()
     _log_in_runners()

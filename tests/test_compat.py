@@ -123,7 +123,7 @@ def test_applied_fixes_record():
     assert names[0] == 'checkpoint_loading'
     assert {
         'checkpoint_loading', 'cpu_distributed', 'loss_target_guard',
-        'average_precision'
+        'average_precision', 'one_cycle_scaling'
     } <= set(names)
     # The package lookup is replaced only where pkg_resources is missing.
     missing = importlib.util.find_spec('pkg_resources') is None
@@ -135,7 +135,8 @@ def test_applied_fixes_record():
         f'({count} globals allow-listed), ')
     assert message.endswith(
         'target guard on CrossEntropyLoss, FocalLoss, AsymmetricLoss, '
-        'AP 0 for classes without a known evaluation label')
+        'AP 0 for classes without a known evaluation label, '
+        'auto_scale_lr scales OneCycleLR eta_max')
     compat.apply_all()  # idempotent
     assert compat.applied_fixes() == names
 

@@ -7,7 +7,6 @@ for a representative subset."""
 import glob
 import os.path as osp
 import re
-import sys
 
 import pytest
 import torch
@@ -215,21 +214,21 @@ def test_one_training_iteration(config, tmp_path, monkeypatch):
 
 
 def test_auto_scale_lr_scales_the_one_cycle_peak(tmp_path, monkeypatch):
-    """``--auto-scale-lr`` of ``tools/train.py`` scales OneCycleLR's
-    ``eta_max`` (which sets the learning rate) like the optimizer's lr."""
-    sys.path.insert(0, osp.join(ROOT, 'tools'))
-    try:
-        from train import scale_one_cycle_peaks
-    finally:
-        sys.path.pop(0)
+    """``auto_scale_lr`` scales OneCycleLR's ``eta_max`` (which sets the
+    learning rate) like the optimizer's lr, with any train.py once mmlml
+    is imported (``compat.patch_one_cycle_scaling``)."""
     monkeypatch.chdir(write_benchmark_data(tmp_path))
     path = osp.join(ROOT, 'configs', TRAINED[0])
     cfg = _tiny(Config.fromfile(path), tmp_path / 'work')
     assert cfg.param_scheduler[0].type == 'OneCycleLR'
     peak = cfg.param_scheduler[0].eta_max
+    lr = cfg.optim_wrapper.optimizer.lr
     cfg.auto_scale_lr.enable = True
     runner = Runner.from_cfg(cfg)
-    scale_one_cycle_peaks(runner)
+    runner.optim_wrapper = runner.build_optim_wrapper(runner.optim_wrapper)
+    runner.scale_lr(runner.optim_wrapper, runner.auto_scale_lr)
     # One process, batch 2, against the paper's 128 images per step.
     assert runner.param_schedulers[0]['eta_max'] == pytest.approx(peak * 2 /
                                                                   128)
+    assert runner.optim_wrapper.get_lr()['lr'][0] == pytest.approx(lr * 2 /
+                                                                   128)

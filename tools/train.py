@@ -7,10 +7,7 @@ loading under torch >= 2.6, CPU-only ``torchrun``) are active for every
 config, including stock MMPretrain ones; and every run gets a
 ``ResumeCheckHook``, so that ``--resume`` from a checkpoint of another
 model or method fails with a message instead of a shape error at the first
-step. With ``--auto-scale-lr``, the peak of a one-cycle schedule
-(``OneCycleLR``'s ``eta_max``, which sets the learning rate itself) is
-scaled by the same factor as the optimizer's learning rate; MMEngine
-scales only the latter.
+step.
 """
 import argparse
 import os
@@ -118,28 +115,6 @@ def merge_args(cfg, args):
     return cfg
 
 
-def scale_one_cycle_peaks(runner):
-    """With ``auto_scale_lr`` enabled, multiply the ``eta_max`` of every
-    one-cycle scheduler of ``runner`` (not built yet) by MMEngine's factor,
-    ``world_size x batch_size / base_batch_size``: the one-cycle schedule
-    ignores the optimizer's (scaled) learning rate."""
-    auto_scale_lr = runner.auto_scale_lr or {}
-    schedulers = runner.param_schedulers
-    if not auto_scale_lr.get('enable', False) or not schedulers:
-        return
-    if isinstance(schedulers, dict):
-        schedulers = [schedulers]
-    batch_size = runner.cfg.train_dataloader.batch_size
-    ratio = runner.world_size * batch_size / auto_scale_lr['base_batch_size']
-    for scheduler in schedulers:
-        if isinstance(scheduler, dict) and 'eta_max' in scheduler:
-            peak = scheduler['eta_max']
-            scheduler['eta_max'] = ([p * ratio for p in peak] if isinstance(
-                peak, (list, tuple)) else peak * ratio)
-            runner.logger.info(f'{scheduler["type"]}: eta_max scaled by '
-                               f'{ratio} to {scheduler["eta_max"]}.')
-
-
 def main(argv=None):
     args = parse_args(argv)
     cfg = merge_args(Config.fromfile(args.config), args)
@@ -151,7 +126,6 @@ def main(argv=None):
     if not any(isinstance(hook, ResumeCheckHook) for hook in runner.hooks):
         # A resumed checkpoint of another model or method fails clearly.
         runner.register_hook(ResumeCheckHook())
-    scale_one_cycle_peaks(runner)
     runner.train()
     return runner
 

@@ -26,7 +26,6 @@ import time
 
 sys.path.insert(0,
                 osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
-sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
 
 import benchmark_losses  # noqa: E402
 import torch  # noqa: E402

@@ -93,8 +93,7 @@ custom_hooks = [
 
 # The learning rate is the paper's for a batch of 128 images per step.
 # OneCycleLR sets the learning rate from its own `eta_max`: with
-# `--auto-scale-lr`, this repository's tools/train.py scales it like
-# `optim_wrapper.optimizer.lr`; MMEngine alone (MMPretrain's train.py)
-# scales only the latter (then pass
-# `--cfg-options param_scheduler.0.eta_max=...`).
+# `--auto-scale-lr`, mmlml (`compat.patch_one_cycle_scaling`, active once
+# mmlml is imported, with any train.py) scales it like
+# `optim_wrapper.optimizer.lr`; MMEngine alone scales only the latter.
 auto_scale_lr = dict(base_batch_size=128, enable=False)

@@ -294,7 +294,8 @@ def check_state_tensor(name: str,
     return value.to(cls_score)
 
 
-def prepare_pseudo_labels(pseudo_labels: Tensor, cls_score: Tensor) -> Tensor:
+def prepare_pseudo_labels(pseudo_labels: Tensor,
+                          cls_score: Tensor) -> Tuple[Tensor, Tensor]:
     """Check the pseudo-labels a label store hands a stateful loss.
 
     Args:
@@ -304,7 +305,10 @@ def prepare_pseudo_labels(pseudo_labels: Tensor, cls_score: Tensor) -> Tensor:
         cls_score (Tensor): The checked logits (see :func:`prepare_inputs`).
 
     Returns:
-        Tensor: The pseudo-labels in the logits' dtype and device.
+        tuple[Tensor, Tensor]: The pseudo-labels in the logits' dtype and
+        device, and the same with 0 for NaN (finite everywhere, for the
+        soft target of a term that only the pseudo-labelled entries take,
+        see :func:`~.terms.has_value`).
 
     Raises:
         TypeError: Not a floating-point tensor.
@@ -316,10 +320,11 @@ def prepare_pseudo_labels(pseudo_labels: Tensor, cls_score: Tensor) -> Tensor:
     message = 'pseudo-labels must lie in [0, 1] (NaN: none)'
     # The range of the numbers (NaN read as 0, +-inf as the dtype's
     # extremes): one pass and a reduction, no boolean tensors.
-    low, high = torch.aminmax(pseudo_labels.nan_to_num(0.0))
+    filled = pseudo_labels.nan_to_num(0.0)
+    low, high = torch.aminmax(filled)
     if on_host_or_assert(torch.logical_or(low < 0, high > 1), message):
         raise ValueError(message)
-    return pseudo_labels
+    return pseudo_labels, filled
 
 
 def reduce_loss(loss: Tensor,

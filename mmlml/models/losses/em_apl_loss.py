@@ -28,9 +28,10 @@ def em_apl_loss(cls_score: Tensor, target: Tensor, alpha: float, beta: float,
     :class:`EMAPLLoss`'s, plus ``pseudo_labels`` (``(N, C)``, the soft
     value of each pseudo-labelled entry, NaN elsewhere), ``weight``,
     ``reduction`` and ``avg_factor`` as in MMPretrain's losses."""
-    pseudo_labels = prepare_pseudo_labels(pseudo_labels, cls_score)
+    pseudo_labels, soft_targets = prepare_pseudo_labels(
+        pseudo_labels, cls_score)
     soft_negative = functools.partial(
-        soft_bce_value_grad, soft_target=pseudo_labels.nan_to_num(0.0))
+        soft_bce_value_grad, soft_target=soft_targets)
     return by_state(
         cls_score,
         target,

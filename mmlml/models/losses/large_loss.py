@@ -229,7 +229,8 @@ def large_loss(cls_score: Tensor,
             f'modes, got mode={mode!r} and '
             f'{"no" if pseudo_labels is None else ""} pseudo_labels')
     if pseudo_labels is not None:
-        pseudo_labels = prepare_pseudo_labels(pseudo_labels, cls_score)
+        pseudo_labels, corrections = prepare_pseudo_labels(
+            pseudo_labels, cls_score)
     overrides = []
     k = num_large_losses(cls_score.numel(), epoch, delta_rel, mode)
     if k > 0:
@@ -239,7 +240,7 @@ def large_loss(cls_score: Tensor,
         overrides.append((given_mask(selected), fix))
     if pseudo_labels is not None:
         corrected = functools.partial(
-            soft_bce_value_grad, soft_target=pseudo_labels.nan_to_num(1.0))
+            soft_bce_value_grad, soft_target=corrections)
         overrides.append((has_value(pseudo_labels), corrected))
     return by_state(cls_score, target, negative_value_grad,
                     positive_value_grad, negative_value_grad, overrides)

@@ -34,7 +34,8 @@ def opml_sp_targets(cls_score: Tensor, target: Tensor, pseudo_labels: Tensor,
     Returns:
         Tensor: ``(N, C)`` targets in ``[0, 1]``, without gradient.
     """
-    pseudo_labels = prepare_pseudo_labels(pseudo_labels, cls_score)
+    pseudo_labels, corrections = prepare_pseudo_labels(pseudo_labels,
+                                                       cls_score)
     num_classes = cls_score.size(1)
     if not isinstance(class_ap, Tensor) or class_ap.shape != (num_classes, ):
         raise ValueError(f'class_ap must be a tensor of shape '
@@ -51,7 +52,7 @@ def opml_sp_targets(cls_score: Tensor, target: Tensor, pseudo_labels: Tensor,
     # then the observed label where |t| = 1.
     corrected = torch.eq(
         pseudo_labels, pseudo_labels, out=torch.empty_like(smoothed))
-    soft = smoothed.lerp_(pseudo_labels.nan_to_num(0.0), corrected)
+    soft = smoothed.lerp_(corrections, corrected)
     return soft.lerp_(target.clamp(min=0), target.abs())
 
 
