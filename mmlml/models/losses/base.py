@@ -362,9 +362,10 @@ def reduce_loss(loss: Tensor,
         return loss
     if reduction == 'sum':
         return loss.sum()
-    if avg_factor is None:
-        return loss.mean()
-    return loss.sum() / avg_factor
+    # The mean as the sum divided by the count (what ATen's mean computes),
+    # whose backward hands the loss an expanded view of one number instead
+    # of a materialised tensor of the loss's size.
+    return loss.sum() / (loss.numel() if avg_factor is None else avg_factor)
 
 
 def partial_label_loss(soft_targets: bool = False,
