@@ -8,11 +8,14 @@ figure to read is the median of the paired ratios (loss / BCE): pairs cancel
 the drift of a shared machine, which moves absolute times by tens of
 percent between runs. The thread count is fixed (``--threads``, default 1),
 since the default pool makes CPU times jump in steps, and the memory
-allocator is settled first (see :func:`settle_allocator`)::
+allocator is settled first (see :func:`settle_allocator`). The losses
+that run as a compiled CPU kernel (GR Loss, LASD) compile it during the
+warm-up; ``MMLML_COMPILE=0`` times their eager implementations::
 
     python tools/analysis/benchmark_losses.py
     python tools/analysis/benchmark_losses.py --shape 1024 567 --pairs 30
     python tools/analysis/benchmark_losses.py --device cuda --amp
+    MMLML_COMPILE=0 python tools/analysis/benchmark_losses.py --losses GRLoss
 """
 import argparse
 import os.path as osp

@@ -564,6 +564,23 @@ def by_state(
         overrides (Sequence[tuple[Predicate, Term]]): Predicates that
             select unannotated labels, and the terms of those labels.
     """
+    return with_gradient(
+        x,
+        *by_state_value_grad(x, target, unannotated, positive, negative,
+                             overrides))
+
+
+def by_state_value_grad(
+    x: Tensor,
+    target: Tensor,
+    unannotated: Term,
+    positive: Term,
+    negative: Optional[Term] = None,
+    overrides: Sequence[Tuple[Predicate, Term]] = ()
+) -> ValueGrad:
+    """:func:`by_state`'s loss of each label and its derivative by the
+    logit, computed without autograd (the derivative None when ``x`` wants
+    no gradient, see :func:`~.base.wants_grad`)."""
     want = wants_grad(x)
     with torch.no_grad():
         dense, sparse = [], []
@@ -611,7 +628,7 @@ def by_state(
             value[where] = part
             if want:
                 grad[where] = slope
-    return with_gradient(x, value, grad)
+    return value, grad
 
 
 def _select(block: Logits,
