@@ -7,6 +7,7 @@ check them against the eager implementations, which the other tests check
 against the official code and finite differences.
 """
 import importlib
+import shutil
 import sys
 
 import pytest
@@ -122,6 +123,9 @@ def test_kernel_formulas_match_eager_terms(loss_fn, kernel, kwargs,
     assert uncompiled.failure is None
 
 
+@pytest.mark.skipif(
+    not any(shutil.which(cxx) for cxx in ('g++', 'c++', 'clang++')),
+    reason='torch.compile needs a C++ compiler on the CPU')
 @pytest.mark.parametrize(
     'loss_fn,kernel,kwargs',
     [CASES[0], CASES[3], CASES[len(ROBUSTNESS)], CASES[-2]])
