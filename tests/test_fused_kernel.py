@@ -1,8 +1,8 @@
-"""The compiled CPU kernels of GR Loss and LASD, and their eager
+"""The compiled CPU kernels of GR Loss, LASD and SPLC, and their eager
 fallback.
 
 The rest of the suite runs with ``MMLML_COMPILE=0`` (tests/conftest.py):
-these tests compile the kernels (five variants, a few seconds each) and
+these tests compile the kernels (six variants, a few seconds each) and
 check them against the eager implementations, which the other tests check
 against the official code and finite differences.
 """
@@ -19,6 +19,7 @@ from mmlml.models.losses.fused_kernel import (FUSED_FROM, FusedKernel,
 
 gr_module = importlib.import_module('mmlml.models.losses.gr_loss')
 lasd_module = importlib.import_module('mmlml.models.losses.lasd_loss')
+splc_module = importlib.import_module('mmlml.models.losses.splc_loss')
 
 #: (q1, q2, q3): every form of the robust terms ('log', 'power', 'mae').
 ROBUSTNESS = [(0.0, 0.01, 1.0), (0.01, 0.01, 1.5), (1.0, 0.0, 0.0),
@@ -61,10 +62,21 @@ def gr_arguments(q1, q2, q3):
     return loss.loss_kwargs()
 
 
+#: SPLC's arguments: the official focal margin base, before the
+#: correction, the BCE base, a detached focal weight with other gammas.
+SPLC_ARGUMENTS = [
+    dict(),
+    dict(correct=False),
+    dict(margin=0, gamma_pos=0, gamma_neg=0),
+    dict(gamma_pos=1, gamma_neg=3, detach_focal_weight=True),
+    dict(gamma_pos=0.5, gamma_neg=2.5, tau=0.3),
+]
+
 #: (functional loss, its module's kernel attribute, keyword arguments).
-CASES = [(gr_module.gr_loss, 'GR_KERNEL', gr_arguments(*q))
-         for q in ROBUSTNESS] + [(lasd_module.lasd_loss, 'LASD_KERNEL', kw)
-                                 for kw in LASD_ARGUMENTS]
+CASES = ([(gr_module.gr_loss, 'GR_KERNEL', gr_arguments(*q))
+          for q in ROBUSTNESS] + [(lasd_module.lasd_loss, 'LASD_KERNEL', kw)
+                                  for kw in LASD_ARGUMENTS] +
+         [(splc_module.splc_loss, 'SPLC_KERNEL', kw) for kw in SPLC_ARGUMENTS])
 
 
 def value_and_grad(loss_fn, x, target, kwargs):
@@ -126,9 +138,13 @@ def test_kernel_formulas_match_eager_terms(loss_fn, kernel, kwargs,
 @pytest.mark.skipif(
     not any(shutil.which(cxx) for cxx in ('g++', 'c++', 'clang++')),
     reason='torch.compile needs a C++ compiler on the CPU')
-@pytest.mark.parametrize(
-    'loss_fn,kernel,kwargs',
-    [CASES[0], CASES[3], CASES[len(ROBUSTNESS)], CASES[-2]])
+@pytest.mark.parametrize('loss_fn,kernel,kwargs', [
+    (gr_module.gr_loss, 'GR_KERNEL', gr_arguments(*ROBUSTNESS[0])),
+    (gr_module.gr_loss, 'GR_KERNEL', gr_arguments(*ROBUSTNESS[3])),
+    (lasd_module.lasd_loss, 'LASD_KERNEL', LASD_ARGUMENTS[0]),
+    (lasd_module.lasd_loss, 'LASD_KERNEL', LASD_ARGUMENTS[2]),
+    (splc_module.splc_loss, 'SPLC_KERNEL', SPLC_ARGUMENTS[0]),
+])
 def test_compiled_kernel_matches_eager(loss_fn, kernel, kwargs, monkeypatch):
     x, target, expected, fresh = eager_then_kernel(loss_fn, kernel, kwargs,
                                                    FusedKernel, monkeypatch)

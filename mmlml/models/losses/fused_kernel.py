@@ -1,11 +1,12 @@
 """Element-wise functions compiled into one CPU kernel, with an eager
 fallback.
 
-A loss whose term needs many transcendental functions per entry (GR Loss:
-six) costs, in eager mode, one pass over memory per operator and one
-temporary per intermediate. :class:`FusedKernel` compiles such a function
-with ``torch.compile`` into a single loop over the entries, on first use
-in a process (a few seconds, logged), and runs the loss's own eager
+A loss whose terms need several transcendental functions per entry (GR
+Loss's unannotated term: five) costs, in eager mode, one pass over memory
+per operator and one temporary per intermediate. :class:`FusedKernel`
+compiles the loss's element-wise value and derivative with
+``torch.compile`` into a single loop over the entries, on first use in a
+process (a few seconds, logged), and runs the loss's own eager
 implementation wherever the kernel does not apply:
 
 * ``MMLML_COMPILE=0`` in the environment (the test suite sets it);
@@ -33,7 +34,10 @@ from torch import Tensor
 from .base import wants_grad
 from .terms import ValueGrad
 
-__all__ = ['FusedKernel', 'compile_enabled', 'sigmoid_and_logs', 'FUSED_FROM']
+__all__ = [
+    'FusedKernel', 'compile_enabled', 'fused_focal', 'sigmoid_and_logs',
+    'FUSED_FROM'
+]
 
 #: The environment variable that turns the compiled kernels off (``0``).
 COMPILE_VARIABLE = 'MMLML_COMPILE'
@@ -141,3 +145,33 @@ def sigmoid_and_logs(x: Tensor) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
     prob = torch.where(x >= 0, 1.0, exp) / (1 + exp)
     return (prob, 1 - prob, x.clamp(max=0) - log1p_exp,
             -x.clamp(min=0) - log1p_exp)
+
+
+def fused_focal(nll: Tensor,
+                base: Tensor,
+                other: Tensor,
+                gamma: float,
+                sign: int,
+                detach_focal_weight: bool = False) -> Tuple[Tensor, Tensor]:
+    r"""A focal term in the body of a kernel, :math:`b^{\gamma} \ell_0`,
+    and its derivative :math:`\pm b^{\gamma} [\gamma o \ell_0 + b]`
+    (:math:`\pm b^{\gamma} b` with the focal weight detached): the
+    positive term of :func:`~.terms.positive_value_grad` (``nll``
+    :math:`= -\log p`, ``base`` :math:`1 - p`, ``other`` :math:`p`,
+    ``sign=-1``) or the negative one of
+    :func:`~.terms.negative_value_grad` without a clip
+    (:math:`-\log(1 - p)`, :math:`p`, :math:`1 - p`, ``+1``). Integer
+    powers up to 4 by multiplication."""
+    if gamma == 0:
+        return nll, base if sign > 0 else -base
+    weight = base
+    if gamma in (1, 2, 3, 4):
+        for _ in range(int(gamma) - 1):
+            weight = weight * base
+    else:
+        weight = base**gamma
+    if detach_focal_weight:
+        slope = weight * base
+    else:
+        slope = weight * (gamma * other * nll + base)
+    return weight * nll, slope if sign > 0 else -slope

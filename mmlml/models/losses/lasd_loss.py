@@ -11,7 +11,7 @@ from torch import Tensor
 
 from mmlml.registry import MODELS
 from .base import PartialLabelLoss, partial_label_loss, with_gradient
-from .fused_kernel import FusedKernel, sigmoid_and_logs
+from .fused_kernel import FusedKernel, fused_focal, sigmoid_and_logs
 from .hyperparameters import Real, check_hparam, hyperparameters_of
 from .terms import (ValueGrad, by_state_value_grad, focal_terms, operand,
                     probability_above, scaled)
@@ -115,27 +115,6 @@ def lasd_loss(cls_score: Tensor, target: Tensor, lambda_pos: float,
             eager=eager))
 
 
-def _fused_focal(nll: Tensor, base: Tensor, other: Tensor, gamma: float,
-                 sign: int) -> Tuple[Tensor, Tensor]:
-    r"""A focal term in the fused kernel, :math:`b^{\gamma} \ell_0`, and
-    its derivative :math:`\pm b^{\gamma} [\gamma o \ell_0 + b]`: the
-    positive term of :func:`~.terms.positive_value_grad` (``nll``
-    :math:`= -\log p`, ``base`` :math:`1 - p`, ``other`` :math:`p`,
-    ``sign=-1``) or the negative one of
-    :func:`~.terms.negative_value_grad` (:math:`-\log(1 - p)`, :math:`p`,
-    :math:`1 - p`, ``+1``). Integer powers up to 4 by multiplication."""
-    if gamma == 0:
-        return nll, base if sign > 0 else -base
-    weight = base
-    if gamma in (1, 2, 3, 4):
-        for _ in range(int(gamma) - 1):
-            weight = weight * base
-    else:
-        weight = base**gamma
-    slope = weight * (gamma * other * nll + base)
-    return weight * nll, slope if sign > 0 else -slope
-
-
 def _fused_lasd_loss(x: Tensor, target: Tensor, lambda_pos: Tensor,
                      lambda_neg: Tensor, observed_weight: Tensor, tau: Tensor,
                      gammas: Tuple[float, float], value_out: Tensor,
@@ -145,10 +124,9 @@ def _fused_lasd_loss(x: Tensor, target: Tensor, lambda_pos: Tensor,
     entries (:data:`LASD_KERNEL`): the terms of :func:`lasd_loss` with
     ``observed_weight`` the weight of the observed negatives' term."""
     prob, comp, log_prob, log_comp = sigmoid_and_logs(x)
-    positive, positive_slope = _fused_focal(-log_prob, comp, prob, gammas[0],
-                                            -1)
-    negative, negative_slope = _fused_focal(-log_comp, prob, comp, gammas[1],
-                                            1)
+    positive, positive_slope = fused_focal(-log_prob, comp, prob, gammas[0],
+                                           -1)
+    negative, negative_slope = fused_focal(-log_comp, prob, comp, gammas[1], 1)
     # The leverage of each label's term: 1 for observed positives, lambda+
     # for pseudo-positives (unannotated with p > tau), else lambda- (or the
     # observed negatives' weight) on the negative term.
