@@ -12,7 +12,7 @@ from torch import Tensor
 from mmlml.registry import MODELS
 from .base import (PartialLabelLoss, TrainingProgress, partial_label_loss,
                    with_gradient)
-from .fused_kernel import FusedKernel, sigmoid_and_logs
+from .fused_kernel import FusedKernel, expm1_nonpositive, sigmoid_and_logs
 from .hyperparameters import (Choice, Hyperparameter, Integer, Real, RealTuple,
                               hyperparameters_of)
 from .terms import (Logits, Out, Term, ValueGrad, by_state,
@@ -209,19 +209,6 @@ def _robustness_kind(q: float) -> str:
     r"""Which form :math:`\mathcal{L}_q` takes: ``'log'`` (``q = 0``),
     ``'mae'`` (``q = 1``) or ``'power'``."""
     return 'log' if q == 0 else 'mae' if q == 1 else 'power'
-
-
-def expm1_nonpositive(z: Tensor) -> Tensor:
-    r""":math:`e^z - 1` for :math:`z \le 0`, to a few units in the last
-    place, at about half the cost of ``torch.expm1`` in a fused kernel:
-    its Taylor polynomial of degree 7 for :math:`z > -0.35` (truncation
-    error below :math:`0.35^8 / 8! < 10^{-8}`, relative to
-    :math:`|e^z - 1| > 0.29` at most :math:`2 \cdot 10^{-8}`), else
-    :math:`e^z - 1` (no cancellation: :math:`e^z \le 0.71`)."""
-    series = z * (1 / 5040) + (1 / 720)
-    for coefficient in (1 / 120, 1 / 24, 1 / 6, 1 / 2, 1.0):
-        series = series * z + coefficient
-    return torch.where(z > -0.35, series * z, torch.exp(z) - 1)
 
 
 def _fused_gce(q: Tensor, kind: str, log_prob: Tensor, prob: Tensor,
