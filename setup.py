@@ -61,7 +61,7 @@ setup(
     # mmcv (GPU clusters) or mmcv-lite (CPU machines) is the user's choice:
     # both provide the `mmcv` module MMPretrain asserts at import.
     install_requires=[
-        'mmpretrain>=1.2.0,<1.3', 'mmengine>=0.8.3,<1.0', 'numpy', 'torch'
+        'mmpretrain>=1.2.0,<1.3', 'mmengine>=0.8.3,<1.0', 'numpy', 'torch>=2.4'
     ],
     extras_require={'tests': ['pytest', 'matplotlib']},
     license='Apache License 2.0',

@@ -1,16 +1,9 @@
-import os
 import os.path as osp
 import textwrap
 
 import pytest
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
-
-# The losses' compiled CPU kernels (mmlml/models/losses/fused_kernel.py)
-# cost seconds to compile per variant and process: the suite tests the
-# eager implementations, and tests/test_fused_kernel.py turns the kernels on
-# (the subprocesses of the training tests inherit this).
-os.environ.setdefault('MMLML_COMPILE', '0')
 
 
 @pytest.fixture

@@ -397,26 +397,6 @@ def test_select_large_losses_ties_and_clamp():
     assert not select_large_losses(loss, candidates, 0).any()
 
 
-@pytest.mark.parametrize(
-    'case', ['normal', 'mostly-excluded', 'ties', 'sample-excluded', 'sorted'])
-@pytest.mark.parametrize('k', [1, 3484, 30000])
-def test_large_loss_threshold_with_a_sampled_bound_is_topk(case, k):
-    """The CPU shortcut of the k-th largest value (a bound from every 16th
-    value first) gives topk's value, also where the bound is useless."""
-    from mmlml.models.losses.large_loss import _kth_largest
-    gen = torch.Generator().manual_seed(k)
-    values = torch.randn(1024 * 567, generator=gen) * 3
-    if case == 'mostly-excluded':
-        values[torch.rand(values.shape, generator=gen) < 0.9] = -math.inf
-    elif case == 'ties':
-        values = values.round()
-    elif case == 'sample-excluded':
-        values[::16] = -math.inf
-    elif case == 'sorted':
-        values = values.sort().values
-    assert torch.equal(_kth_largest(values, k), values.topk(k).values[-1])
-
-
 def test_large_loss_reads_epoch_from_message_hub():
     x = torch.tensor([[0.0, 1.0, 2.0, 3.0]])
     t = torch.tensor([[1.0, 0.0, 0.0, 0.0]])

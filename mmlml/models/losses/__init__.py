@@ -9,9 +9,7 @@ of them. :data:`LOSS_CATALOG` lists them all with the arguments they need.
 """
 from .an_loss import ANLoss, assume_negative_loss
 from .anls_loss import ANLSLoss
-from .base import (NEGATIVE, POSITIVE, UNKNOWN, PartialLabelLoss,
-                   TrainingProgress, partial_label_loss, prepare_inputs,
-                   prepare_pseudo_labels, reduce_loss)
+from .base import PartialLabelLoss, partial_label_loss
 from .catalog import EXAMPLE_STATE, LOSS_CATALOG, example_state
 from .em_apl_loss import EMAPLLoss, em_apl_loss
 from .em_loss import EMLoss, em_loss
@@ -32,9 +30,12 @@ from .opml_sp_loss import OPMLSPLoss, opml_sp_loss, opml_sp_targets
 from .partial_asymmetric_loss import (PartialAsymmetricLoss,
                                       asymmetric_focal_loss)
 from .partial_focal_loss import PartialFocalLoss
+from .progress import TrainingProgress
 from .role_loss import ROLELoss, role_loss
 from .splc_loss import (SPLC_BASES, SPLCLoss, splc_corrected_target, splc_loss,
                         splc_pseudo_positives)
+from .utils import (NEGATIVE, POSITIVE, UNKNOWN, prepare_inputs,
+                    prepare_pseudo_labels, reduce_loss)
 from .wan_loss import WANLoss
 from .zlpr_loss import ZLPRLoss, zlpr_loss
 

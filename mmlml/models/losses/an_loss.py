@@ -7,15 +7,15 @@ MMPretrain's head calls ``loss(cls_score, target, avg_factor=N)`` (sum over
 classes, mean over samples). With the head, ``loss_weight=1 / C`` reproduces
 the official value; ``loss_weight=1`` is ``C`` times it.
 """
-import functools
 from typing import Optional
 
+import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
 from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Flag, Real
-from .terms import by_state, scaled, soft_bce_value_grad
+from .utils import label_states, soft_bce
 
 __all__ = ['assume_negative_loss', 'ANLoss']
 
@@ -57,7 +57,7 @@ def assume_negative_loss(cls_score: Tensor, target: Tensor,
             observed positives keep target 1 and observed negatives target
             0. Defaults to False.
         weight, reduction, avg_factor: See
-            :func:`~.base.reduce_loss`.
+            :func:`~.utils.reduce_loss`.
     """
     weight = neg_weight
     if weight is None:
@@ -67,16 +67,12 @@ def assume_negative_loss(cls_score: Tensor, target: Tensor,
                              f'C >= 2 classes, got C = {num_classes}')
         weight = 1.0 / (num_classes - 1)
     known_smoothing = 0.0 if negatives_only else smoothing
-    negative = functools.partial(
-        soft_bce_value_grad, soft_target=known_smoothing)
-    unannotated = scaled(
-        functools.partial(soft_bce_value_grad, soft_target=smoothing), weight)
-    same = weight == 1.0 and known_smoothing == smoothing
-    return by_state(
-        cls_score, target, unannotated,
-        functools.partial(
-            soft_bce_value_grad, soft_target=1.0 - known_smoothing),
-        None if same else negative)
+    positive, unknown, _ = label_states(target)
+    soft_target = torch.where(unknown, smoothing,
+                              torch.full_like(cls_score, known_smoothing))
+    soft_target = torch.where(positive, 1.0 - known_smoothing, soft_target)
+    loss = soft_bce(cls_score, soft_target)
+    return torch.where(unknown, weight * loss, loss)
 
 
 @MODELS.register_module()

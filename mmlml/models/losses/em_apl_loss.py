@@ -5,17 +5,14 @@ Positive Labels", ECCV 2022 (official code: SPML-AckTheUnknown). The
 pseudo-labels come from :class:`~mmlml.hooks.APLHook` through the label
 store; the loss of entries without one is :class:`~.EMLoss`'s.
 """
-import functools
-
+import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import PartialLabelLoss, partial_label_loss, prepare_pseudo_labels
+from .base import PartialLabelLoss, partial_label_loss
 from .em_loss import em_loss
 from .hyperparameters import Real, hyperparameters_of
-from .terms import (by_state, entropy_value_grad, has_value,
-                    negative_value_grad, positive_value_grad, scaled,
-                    soft_bce_value_grad)
+from .utils import UNKNOWN, prepare_pseudo_labels, soft_bce
 
 __all__ = ['EMAPLLoss', 'em_apl_loss']
 
@@ -28,17 +25,10 @@ def em_apl_loss(cls_score: Tensor, target: Tensor, alpha: float, beta: float,
     :class:`EMAPLLoss`'s, plus ``pseudo_labels`` (``(N, C)``, the soft
     value of each pseudo-labelled entry, NaN elsewhere), ``weight``,
     ``reduction`` and ``avg_factor`` as in MMPretrain's losses."""
-    pseudo_labels, soft_targets = prepare_pseudo_labels(
-        pseudo_labels, cls_score)
-    soft_negative = functools.partial(
-        soft_bce_value_grad, soft_target=soft_targets)
-    return by_state(
-        cls_score,
-        target,
-        scaled(entropy_value_grad, -alpha),
-        positive_value_grad,
-        negative_value_grad,
-        overrides=[(has_value(pseudo_labels), scaled(soft_negative, beta))])
+    labelled, soft_targets = prepare_pseudo_labels(pseudo_labels, cls_score)
+    return torch.where(labelled & (target == UNKNOWN),
+                       beta * soft_bce(cls_score, soft_targets),
+                       em_loss.elementwise(cls_score, target, alpha))
 
 
 @MODELS.register_module()

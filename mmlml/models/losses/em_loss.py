@@ -8,8 +8,7 @@ from torch import Tensor
 from mmlml.registry import MODELS
 from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Real, hyperparameters_of
-from .terms import (by_state, entropy_value_grad, negative_value_grad,
-                    positive_value_grad, scaled)
+from .utils import by_state, entropy, focal_negative, focal_positive
 
 __all__ = ['EMLoss', 'em_loss']
 
@@ -19,8 +18,8 @@ def em_loss(cls_score: Tensor, target: Tensor, alpha: float) -> Tensor:
     """Entropy-maximisation loss, functional form: the formula, the
     arguments and their defaults are :class:`EMLoss`'s, plus ``weight``,
     ``reduction`` and ``avg_factor`` as in MMPretrain's losses."""
-    return by_state(cls_score, target, scaled(entropy_value_grad, -alpha),
-                    positive_value_grad, negative_value_grad)
+    return by_state(target, focal_positive(cls_score),
+                    -alpha * entropy(cls_score), focal_negative(cls_score))
 
 
 @MODELS.register_module()

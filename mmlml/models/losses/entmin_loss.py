@@ -4,8 +4,7 @@ from torch import Tensor
 from mmlml.registry import MODELS
 from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Real, hyperparameters_of
-from .terms import (by_state, entropy_value_grad, negative_value_grad,
-                    positive_value_grad, scaled)
+from .utils import by_state, entropy, focal_negative, focal_positive
 
 __all__ = ['entmin_loss', 'EntMinLoss']
 
@@ -20,8 +19,8 @@ def entmin_loss(cls_score: Tensor, target: Tensor, alpha: float) -> Tensor:
     arguments are :class:`EntMinLoss`'s (``alpha`` is required), plus
     ``weight``, ``reduction`` and ``avg_factor`` as in MMPretrain's
     losses."""
-    return by_state(cls_score, target, scaled(entropy_value_grad, alpha),
-                    positive_value_grad, negative_value_grad)
+    return by_state(target, focal_positive(cls_score),
+                    alpha * entropy(cls_score), focal_negative(cls_score))
 
 
 @MODELS.register_module()

@@ -5,10 +5,18 @@ from torch import Tensor
 from mmlml.registry import MODELS
 from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Real, hyperparameters_of
-from .terms import (by_state, negative_value_grad, positive_value_grad,
-                    zero_value_grad)
+from .utils import by_state, focal_negative, focal_positive
 
-__all__ = ['epr_loss', 'EPRLoss']
+__all__ = ['expected_positive_penalty', 'epr_loss', 'EPRLoss']
+
+
+def expected_positive_penalty(prob: Tensor,
+                              expected_positives: float) -> Tensor:
+    r"""EPR's regulariser scaled as in the official code,
+    :math:`R / C^2 = \big(\frac{1}{N}\sum_{n,c} p_{nc} - k\big)^2 / C^2`."""
+    num_classes = prob.size(1)
+    return (prob.sum(dim=1).mean() - expected_positives).pow(2) / \
+        num_classes**2
 
 
 @partial_label_loss(
@@ -40,20 +48,18 @@ def epr_loss(cls_score: Tensor, target: Tensor,
         expected_positives (float): :math:`k`, the expected number of
             positives per image, in ``[0, C]``.
         weight, reduction, avg_factor: See
-            :func:`~.base.reduce_loss`.
+            :func:`~.utils.reduce_loss`.
     """
     num_samples, num_classes = cls_score.shape
     if expected_positives > num_classes:
         raise ValueError(f'expected_positives ({expected_positives}) '
                          f'exceeds the number of classes ({num_classes})')
-    observed = by_state(cls_score, target, zero_value_grad,
-                        positive_value_grad, negative_value_grad)
+    observed = by_state(target, focal_positive(cls_score), 0.0,
+                        focal_negative(cls_score))
     if num_samples == 0:
         return observed
-    batch_positives = torch.sigmoid(cls_score).sum(dim=1).mean()
-    regulariser = (batch_positives -
-                   expected_positives).pow(2) / num_classes**2
-    return observed + regulariser
+    return observed + expected_positive_penalty(
+        torch.sigmoid(cls_score), expected_positives)
 
 
 @MODELS.register_module()

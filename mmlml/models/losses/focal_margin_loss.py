@@ -6,12 +6,13 @@ Labels" (eq. 11). Official code:
 https://github.com/xinyu1205/robust-loss-mlml.
 """
 
+import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
 from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Real, hyperparameters_of
-from .terms import by_state, focal_terms
+from .utils import POSITIVE, focal_negative, focal_positive
 
 __all__ = ['focal_margin_loss', 'FocalMarginLoss']
 
@@ -25,8 +26,9 @@ def focal_margin_loss(cls_score: Tensor, target: Tensor, margin: float,
     """Focal margin loss, functional form: the formula, the arguments and
     their defaults are :class:`FocalMarginLoss`'s, plus ``weight``,
     ``reduction`` and ``avg_factor`` as in MMPretrain's losses."""
-    positive, negative = focal_terms(gamma, gamma_neg, margin)
-    return by_state(cls_score, target, negative, positive)
+    return torch.where(target == POSITIVE,
+                       focal_positive(cls_score, gamma, margin),
+                       focal_negative(cls_score, gamma_neg))
 
 
 @MODELS.register_module()

@@ -3,20 +3,18 @@
 Chen et al., "Boosting Single Positive Multi-label Classification with
 Generalized Robust Loss", IJCAI 2024 (official code: GRLoss).
 """
-import functools
-from typing import Callable, Dict, Optional, Tuple, Union
+from typing import Dict, Optional, Union
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import (PartialLabelLoss, TrainingProgress, partial_label_loss,
-                   with_gradient)
-from .fused_kernel import FusedKernel, expm1_nonpositive, sigmoid_and_logs
+from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import (Choice, Hyperparameter, Integer, Real, RealTuple,
                               hyperparameters_of)
-from .terms import (Logits, Out, Term, ValueGrad, by_state,
-                    by_state_value_grad, negative_value_grad, operand)
+from .progress import TrainingProgress
+from .utils import by_state, focal_negative
 
 __all__ = ['GRLoss', 'gr_loss', 'gr_loss_with_weights', 'gce_term']
 
@@ -72,79 +70,17 @@ def gr_loss_with_weights(cls_score: Tensor, target: Tensor,
             0.01.
         q3 (float): Robustness of the negative term. Defaults to 1.0.
         weight, reduction, avg_factor: See
-            :func:`~.base.reduce_loss`.
+            :func:`~.utils.reduce_loss`.
     """
     k, v = (
         value.detach().to(cls_score.dtype)
         if isinstance(value, Tensor) else value for value in (k, v))
-    return by_state(
-        cls_score, target,
-        _unannotated_term(
-            lambda logits: (logits.part_of(k), logits.part_of(v)), q2, q3),
-        *_observed_terms(q1))
-
-
-def _observed_terms(q1: float) -> Tuple[Term, Term]:
-    """GR's terms of the observed positives and negatives."""
-    return (functools.partial(gce_value_grad, q=q1,
-                              positive=True), negative_value_grad)
-
-
-def _unannotated_term(weights: Callable[[Logits], Tuple[Union[Tensor, float],
-                                                        Union[Tensor, float]]],
-                      q2: float, q3: float) -> Term:
-    """GR's term of the unannotated labels, whose ``k, v = weights(logits)``
-    are computed from the probabilities the terms share (without
-    gradient)."""
-
-    def unannotated(logits: Logits, grad: bool, out: Out = None) -> ValueGrad:
-        k, v = weights(logits)
-        value_out, grad_out = (None, None) if out is None else out
-        pseudo, pseudo_slope = gce_value_grad(logits, q2, True, grad)
-        negative, negative_slope = gce_value_grad(logits, q3, False, grad)
-        # v [k a + (1 - k) b] = v lerp(b, a, k).
-        value = torch.lerp(negative, pseudo, k, out=value_out).mul_(v)
-        if not grad:
-            return value, None
-        return value, torch.lerp(
-            negative_slope, pseudo_slope, k, out=grad_out).mul_(v)
-
-    return unannotated
-
-
-def gce_value_grad(logits: Logits,
-                   q: float = 0.0,
-                   positive: bool = True,
-                   grad: bool = True) -> ValueGrad:
-    r""":math:`\mathcal{L}_q(P)` (:func:`gce_term`) of :math:`P = p`
-    (``positive``) or :math:`P = 1 - p`, and its derivative by the logit,
-    :math:`\mp P^q (1 - P)`, as a :data:`~.terms.Term`.
-
-    ``q = 1`` (MAE, :math:`1 - P`) needs no logarithm.
-    """
-    prob = logits.prob
-    if q == 1:
-        value = logits.comp if positive else prob
-        if not grad:
-            return value, None
-        slope = prob * logits.comp
-        return value, (slope.neg_() if positive else slope)
-    # log P = -softplus(-x) for P = p, -softplus(x) for P = 1 - p.
-    nll = logits.nll_positive if positive else logits.nll_negative
-    if q == 0:
-        value, excess = nll, None
-    else:
-        # P^q - 1 = expm1(q log P), and the value -(P^q - 1) / q.
-        excess = torch.mul(nll, operand(-q, nll)).expm1_()
-        value = torch.mul(excess, operand(-1 / q, excess))
-    if not grad:
-        return value, None
-    # d/dx = P^q s with s = p - 1 for P = p and s = p for P = 1 - p:
-    # s + (P^q - 1) s, in one pass.
-    slope = torch.sub(prob, operand(1, prob)) if positive else prob
-    if excess is None:
-        return value, slope
-    return value, torch.addcmul(slope, excess, slope, out=excess)
+    log_prob = F.logsigmoid(cls_score)
+    log_comp = F.logsigmoid(-cls_score)
+    unannotated = v * (
+        k * gce_term(log_prob, q2) + (1 - k) * gce_term(log_comp, q3))
+    return by_state(target, gce_term(log_prob, q1), unannotated,
+                    focal_negative(cls_score))
 
 
 @partial_label_loss(
@@ -173,91 +109,14 @@ def gr_loss(cls_score: Tensor, target: Tensor, w: float, b: float, mu: float,
         q2 (float): See :func:`gr_loss_with_weights`. Defaults to 0.01.
         q3 (float): See :func:`gr_loss_with_weights`. Defaults to 1.0.
         weight, reduction, avg_factor: See
-            :func:`~.base.reduce_loss`.
+            :func:`~.utils.reduce_loss`.
     """
 
-    def weights(logits: Logits) -> Tuple[Tensor, Tensor]:
-        prob = logits.prob
-        k = torch.add(operand(b, prob), prob, alpha=w).sigmoid_()
-        v = torch.sub(prob, operand(mu, prob))
-        v = torch.addcmul(
-            operand(0, v), v, v, value=-0.5 / sigma**2, out=v).exp_()
-        return k, v
-
-    def eager() -> ValueGrad:
-        return by_state_value_grad(cls_score, target,
-                                   _unannotated_term(weights, q2, q3),
-                                   *_observed_terms(q1))
-
-    # The kernel's numbers as 0-dim tensors: the schedule moves w, b, mu
-    # and sigma every epoch without compiling again.
-    numbers = [
-        operand(value, cls_score)
-        for value in (w, b, mu, -0.5 / sigma**2, q1, q2, q3)
-    ]
-    return with_gradient(
-        cls_score,
-        *GR_KERNEL(
-            cls_score,
-            target,
-            *numbers,
-            tuple(_robustness_kind(q) for q in (q1, q2, q3)),
-            eager=eager))
-
-
-def _robustness_kind(q: float) -> str:
-    r"""Which form :math:`\mathcal{L}_q` takes: ``'log'`` (``q = 0``),
-    ``'mae'`` (``q = 1``) or ``'power'``."""
-    return 'log' if q == 0 else 'mae' if q == 1 else 'power'
-
-
-def _fused_gce(q: Tensor, kind: str, log_prob: Tensor, prob: Tensor,
-               rest: Tensor, slope: Tensor) -> Tuple[Tensor, Tensor]:
-    r""":func:`gce_value_grad` in the fused kernel: :math:`\mathcal{L}_q(P)`
-    and its derivative :math:`P^q s` from :math:`\log P`, :math:`P`,
-    :math:`1 - P` (``rest``) and :math:`s`, the derivative of
-    :math:`-\log P`."""
-    if kind == 'log':
-        return -log_prob, slope
-    if kind == 'mae':
-        return rest, prob * slope
-    excess = expm1_nonpositive(q * log_prob)  # P^q - 1
-    return excess * (-1 / q), slope + excess * slope
-
-
-def _fused_gr_loss(x: Tensor, target: Tensor, w: Tensor, b: Tensor, mu: Tensor,
-                   scale: Tensor, q1: Tensor, q2: Tensor, q3: Tensor,
-                   kinds: Tuple[str, str, str], value_out: Tensor,
-                   grad_out: Optional[Tensor]) -> None:
-    r""":func:`gr_loss` of each label, written into ``value_out``, and its
-    derivative, into ``grad_out`` (unless None), as one loop over the
-    entries (:data:`GR_KERNEL`): the formulas of :func:`_observed_terms`,
-    :func:`_unannotated_term` and :func:`gce_value_grad`, with ``scale``
-    :math:`= -1/2\sigma^2` and ``kinds`` those of ``q1, q2, q3``
-    (:func:`_robustness_kind`)."""
-    prob, comp, log_prob, log_comp = sigmoid_and_logs(x)
-    positive, positive_slope = _fused_gce(q1, kinds[0], log_prob, prob, comp,
-                                          prob - 1)
-    pseudo, pseudo_slope = _fused_gce(q2, kinds[1], log_prob, prob, comp,
-                                      prob - 1)
-    negative, negative_slope = _fused_gce(q3, kinds[2], log_comp, comp, prob,
-                                          prob)
+    prob = torch.sigmoid(cls_score.detach())
     k = torch.sigmoid(w * prob + b)
-    v = torch.exp(scale * (prob - mu)**2)
-    unannotated = v * (negative + k * (pseudo - negative))
-    value_out.copy_(
-        torch.where(target > 0, positive,
-                    torch.where(target < 0, -log_comp, unannotated)))
-    if grad_out is not None:
-        unannotated_slope = v * (
-            negative_slope + k * (pseudo_slope - negative_slope))
-        grad_out.copy_(
-            torch.where(target > 0, positive_slope,
-                        torch.where(target < 0, prob, unannotated_slope)))
-
-
-#: :func:`_fused_gr_loss` as one compiled CPU kernel.
-GR_KERNEL = FusedKernel(_fused_gr_loss, name='GR Loss')
+    v = torch.exp(-(prob - mu)**2 / (2 * sigma**2))
+    return gr_loss_with_weights.elementwise(cls_score, target, k, v, q1, q2,
+                                            q3)
 
 
 @MODELS.register_module()
@@ -319,11 +178,6 @@ class GRLoss(TrainingProgress, PartialLabelLoss):
     (any epoch-based Runner), from :meth:`set_epoch`, or, for ``T`` only,
     from ``max_epochs``.
 
-    On CPU logits of at least 1024 entries the loss and its derivative are
-    one compiled kernel (:data:`GR_KERNEL`, see
-    :mod:`~mmlml.models.losses.fused_kernel`; ``MMLML_COMPILE=0`` runs the
-    eager implementation), equal to the eager one to about 1e-6 relative.
-
     Args:
         q2 (float): Robustness of the pseudo-positive term (``0`` is
             cross-entropy, ``1`` MAE). Defaults to 0.01.
@@ -369,32 +223,40 @@ class GRLoss(TrainingProgress, PartialLabelLoss):
             raise ValueError('the sigmas of alpha (its 2nd and 4th values) '
                              f'must be > 0, got {self.alpha!r}')
 
-    def total_epochs(self) -> int:
+    @property
+    def min_epochs(self) -> int:
+        """A run must have more epochs than ``linear_init``."""
+        return self.linear_init
+
+    def fixed_max_epochs(self) -> Optional[int]:
         """``T``: :meth:`set_epoch`'s ``max_epochs``, else the constructor's
-        ``max_epochs``, else the Runner's."""
+        ``max_epochs``, else None (the Runner's)."""
         if self._max_epochs_override is None and self.max_epochs is not None:
             return int(self.max_epochs)
-        return super().total_epochs()
+        return self._max_epochs_override
 
-    def schedule_fractions(self) -> Dict[str, float]:
+    def schedule_fractions(
+            self,
+            epoch: Optional[Union[int, Tensor]] = None,
+            total: Optional[Union[int, Tensor]] = None) -> Dict[str, float]:
         """How far ``beta`` and ``alpha`` have moved, in ``[0, 1]``, at the
-        current epoch."""
-        epoch = self.current_epoch() + 1  # 1-based, as in the official code
-        total = self.total_epochs()
-        start = self.linear_init
-        if total <= start:
-            raise ValueError(f'linear_init ({start}) must be smaller than '
-                             f'the number of epochs ({total})')
-        beta_frac = min(max(epoch - start - 1, 0) / (total - start), 1.0)
-        if self.schedule == 'paper':
-            alpha_frac = beta_frac
-        else:
-            alpha_frac = min(max(epoch - start, 0) / (total - start), 1.0)
+        0-based ``epoch`` of ``total`` (numbers or 0-dim tensors; the
+        current epoch by default)."""
+        if epoch is None:
+            epoch, total = self.current_epoch(), self.total_epochs()
+        start, span = self.linear_init, total - self.linear_init
+        beta_frac = _fraction(epoch - start, span)
+        alpha_frac = beta_frac if self.schedule == 'paper' else _fraction(
+            epoch + 1 - start, span)
         return dict(beta=beta_frac, alpha=alpha_frac)
 
-    def current_parameters(self) -> Dict[str, float]:
-        """``w, b, mu, sigma`` at the current epoch."""
-        frac = self.schedule_fractions()
+    def current_parameters(
+            self,
+            epoch: Optional[Union[int, Tensor]] = None,
+            total: Optional[Union[int, Tensor]] = None) -> Dict[str, float]:
+        """``w, b, mu, sigma`` at ``epoch`` of ``total`` (see
+        :meth:`schedule_fractions`)."""
+        frac = self.schedule_fractions(epoch, total)
         w0, w_t, b0, b_t = self.beta
         mu0, sigma0, mu_t, sigma_t = self.alpha
         return dict(
@@ -403,6 +265,18 @@ class GRLoss(TrainingProgress, PartialLabelLoss):
             mu=mu0 + (mu_t - mu0) * frac['alpha'],
             sigma=sigma0 + (sigma_t - sigma0) * frac['alpha'])
 
-    def loss_kwargs(self) -> Dict:
+    def loss_kwargs(self, cls_score: Tensor) -> Dict:
+        epoch, total = self.progress(cls_score, need_total=True)
         return dict(
-            q1=self.q1, q2=self.q2, q3=self.q3, **self.current_parameters())
+            q1=self.q1,
+            q2=self.q2,
+            q3=self.q3,
+            **self.current_parameters(epoch, total))
+
+
+def _fraction(steps: Union[int, Tensor],
+              span: Union[int, Tensor]) -> Union[float, Tensor]:
+    """``steps / span`` clipped to ``[0, 1]``, of numbers or tensors."""
+    if isinstance(steps, Tensor) or isinstance(span, Tensor):
+        return (steps / span).clamp(0, 1)
+    return min(max(steps / span, 0.0), 1.0)

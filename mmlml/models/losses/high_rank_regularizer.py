@@ -8,8 +8,9 @@ import torch.nn as nn
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import check_reduction, check_use_sigmoid, prepare_inputs
+from .base import check_use_sigmoid
 from .hyperparameters import Real, check_hparam
+from .utils import check_reduction, prepare_inputs
 
 __all__ = ['HighRankRegularizer', 'high_rank_loss']
 
@@ -31,6 +32,9 @@ def high_rank_loss(cls_score: Tensor, eps: float = 1e-3) -> Tensor:
     autocast disabled (the matrix is ill-conditioned for small ``eps``);
     the result has the dtype of ``cls_score`` (float32 for half inputs).
 
+    An empty batch gives 0 (the formula would give the constant
+    :math:`-C \log\varepsilon` of an empty matrix).
+
     Args:
         cls_score (Tensor): Logits ``(N, C)``, floating point.
         eps (float): Ridge :math:`\varepsilon > 0`. Defaults to 1e-3.
@@ -46,6 +50,9 @@ def high_rank_loss(cls_score: Tensor, eps: float = 1e-3) -> Tensor:
         raise ValueError('cls_score must have shape (N, C), got '
                          f'{tuple(cls_score.shape)}')
     num_samples, num_classes = cls_score.shape
+    if num_samples == 0:
+        # No predictions to push apart: zero, with a zero gradient.
+        return cls_score.sum() * 0
     out_dtype = (
         cls_score.dtype if cls_score.dtype in (torch.float32, torch.float64)
         else torch.float32)

@@ -7,14 +7,13 @@ Labels". Official code: https://github.com/xinyu1205/robust-loss-mlml.
 The focal margin loss and the self-paced loss correction of the same paper
 are in :mod:`.focal_margin_loss` and :mod:`.splc_loss`.
 """
-import functools
-
+import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
 from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Real, hyperparameters_of
-from .terms import by_state, focal_terms, hill_negative_value_grad
+from .utils import POSITIVE, focal_positive
 
 __all__ = ['hill_loss', 'HillLoss']
 
@@ -26,10 +25,10 @@ def hill_loss(cls_score: Tensor, target: Tensor, lamb: float, margin: float,
     """Hill loss, functional form: the formula, the arguments and their
     defaults are :class:`HillLoss`'s, plus ``weight``, ``reduction`` and
     ``avg_factor`` as in MMPretrain's losses."""
-    positive, _ = focal_terms(gamma, margin=margin)
-    return by_state(cls_score, target,
-                    functools.partial(hill_negative_value_grad, lamb=lamb),
-                    positive)
+    prob = torch.sigmoid(cls_score)
+    return torch.where(target == POSITIVE,
+                       focal_positive(cls_score, gamma, margin),
+                       (lamb - prob) * prob.square())
 
 
 @MODELS.register_module()

@@ -5,20 +5,18 @@ permanent, which :class:`~mmlml.hooks.LargeLossCorrectionHook` stores in the
 label store with the selection of :func:`large_loss_selection`, the one the
 loss uses.
 """
-import functools
 import math
-from fractions import Fraction
-from typing import Dict, Optional
+from typing import Dict, Optional, Union
 
 import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import (PartialLabelLoss, TrainingProgress, partial_label_loss,
-                   prepare_pseudo_labels)
+from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Choice, Integer, Real, hyperparameters_of
-from .terms import (by_state, given_mask, has_value, negative_value_grad,
-                    positive_value_grad, soft_bce_value_grad, zero_value_grad)
+from .progress import TrainingProgress
+from .utils import (POSITIVE, UNKNOWN, focal_negative, focal_positive,
+                    prepare_pseudo_labels, soft_bce)
 
 __all__ = [
     'num_large_losses', 'select_large_losses', 'large_loss_selection',
@@ -36,9 +34,9 @@ DELTA_REL = Real(
 
 
 def num_large_losses(num_entries: int,
-                     epoch: int,
+                     epoch: Union[int, Tensor],
                      delta_rel: float,
-                     mode: str = 'rejection') -> int:
+                     mode: str = 'rejection') -> Union[int, Tensor]:
     r"""How many unannotated losses LL modifies in a batch of
     ``num_entries`` = :math:`N C` entries, with the 0-based ``epoch`` (none
     in the first epoch):
@@ -51,20 +49,29 @@ def num_large_losses(num_entries: int,
             & \text{permanent (a fixed number per batch)}.
         \end{cases}
 
-    ``delta_rel`` is read as the decimal it prints as, so that
-    ``num_entries * epoch * delta_rel`` is exact (``1000 * 0.002`` gives
-    2, not 3). The official code accumulates ``1 - delta`` per epoch in
-    floating point and can, at such exact integers, modify one more.
+    ``delta_rel`` is a decimal such as 0.002, which a float holds only
+    approximately: a product that is an integer in decimals
+    (``1000 * 0.002 = 2``) is rounded down to it before the ceiling (the
+    official code accumulates ``1 - delta`` per epoch in floating point and
+    can, at such integers, modify one more). ``epoch`` may be a 0-dim
+    tensor (the training progress of a compiled graph): then so is ``k``.
     """
+    mode = MODE.validate('mode', mode)
+    delta_rel = DELTA_REL.validate('delta_rel', delta_rel)
+    if isinstance(epoch, Tensor):
+        factor = epoch.double()
+        if mode == 'permanent':
+            factor = factor.clamp(max=1)
+        return torch.ceil(num_entries * factor * delta_rel *
+                          (1 - 1e-12)).long()
     if epoch < 0:
         raise ValueError(f'epoch must be >= 0, got {epoch}')
-    mode = MODE.validate('mode', mode)
-    delta = Fraction(repr(DELTA_REL.validate('delta_rel', delta_rel)))
     factor = min(epoch, 1) if mode == 'permanent' else epoch
-    return math.ceil(num_entries * factor * delta)
+    return math.ceil(num_entries * factor * delta_rel * (1 - 1e-12))
 
 
-def select_large_losses(loss: Tensor, candidates: Tensor, k: int) -> Tensor:
+def select_large_losses(loss: Tensor, candidates: Tensor,
+                        k: Union[int, Tensor]) -> Tensor:
     """Mask of the ``k`` largest values of ``loss`` among ``candidates``.
 
     Entries tied with the ``k``-th largest value are all selected, as in
@@ -74,46 +81,37 @@ def select_large_losses(loss: Tensor, candidates: Tensor, k: int) -> Tensor:
     Args:
         loss (Tensor): Values to rank, any shape.
         candidates (Tensor): Bool mask of the same shape.
-        k (int): Number of entries to select.
+        k (int | Tensor): Number of entries to select (a 0-dim integer
+            tensor in a compiled graph).
 
     Returns:
         Tensor: Bool mask of the selected entries.
     """
-    if k <= 0 or loss.numel() == 0:
-        return torch.zeros_like(candidates, dtype=torch.bool)
     ranked = loss.detach().masked_fill(~candidates, -math.inf)
-    k = min(k, ranked.numel())
-    # A threshold of -inf (k above the number of candidates) becomes the
-    # lowest finite value, which the -inf of non-candidates stays below.
-    threshold = _kth_largest(ranked.flatten(),
-                             k).clamp(min=torch.finfo(ranked.dtype).min)
-    return ranked >= threshold
+    return _at_least_kth_largest(ranked, k, torch.finfo(ranked.dtype).min)
 
 
-def _kth_largest(values: Tensor, k: int) -> Tensor:
-    """``values.topk(k).values[-1]`` of a 1-D tensor. On the CPU, for a
-    large tensor and a small ``k``, a lower bound from every 16th value
-    first discards the entries that cannot be among the ``k`` largest, so
-    that ``topk`` ranks a few thousand entries instead of all (about four
-    times faster on a batch of 1024 x 567); when fewer than ``k`` entries
-    pass the bound, all are ranked."""
-    stride = 16
-    if values.device.type != 'cpu' or values.numel() < (1 << 16) or \
-            k * stride > values.numel():
-        return values.topk(k).values[-1]
-    sample = values[::stride]
-    # About 2k entries of the whole lie above the sample's (2k / 16)-th
-    # largest value.
-    bound = sample.topk(min(sample.numel(), 2 * k // stride + 64)).values[-1]
-    above = values[values >= bound]
-    if above.numel() < k:
-        above = values
-    return above.topk(k).values[-1]
+def _at_least_kth_largest(ranked: Tensor, k: Union[int, Tensor],
+                          lowest: float) -> Tensor:
+    """Bool mask of the entries of ``ranked`` at least its ``k``-th
+    largest value (none for ``k <= 0``), never below ``lowest``.
+
+    The threshold is read from the sorted values at a position that may be
+    a tensor, so that a ``k`` that changes with the epoch neither reads a
+    value on the host nor recompiles a graph.
+    """
+    if ranked.numel() == 0:
+        return torch.zeros_like(ranked, dtype=torch.bool)
+    k = torch.as_tensor(k, device=ranked.device)
+    ordered = ranked.flatten().sort(descending=True).values
+    position = (k - 1).clamp(0, ranked.numel() - 1).reshape(1)
+    threshold = ordered.gather(0, position).clamp(min=lowest)
+    return (ranked >= threshold) & (k > 0)
 
 
 def large_loss_selection(cls_score: Tensor,
                          target: Tensor,
-                         epoch: int,
+                         epoch: Union[int, Tensor],
                          mode: str,
                          delta_rel: float,
                          pseudo_labels: Optional[Tensor] = None) -> Tensor:
@@ -123,15 +121,18 @@ def large_loss_selection(cls_score: Tensor,
     the candidates, the unannotated entries (``target == 0``) without a
     pseudo-label (``pseudo_labels`` NaN; LL-Cp's earlier corrections are
     no candidates), with the ties of :func:`select_large_losses`.
-
     :class:`LargeLoss` and :class:`~mmlml.hooks.LargeLossCorrectionHook`
     both call it, so the hook stores exactly what the loss corrected.
 
+    :math:`-\log(1 - p)` = softplus(x) increases strictly with x: the
+    largest losses are those of the largest logits, ranked without
+    computing the loss (the official code ranks float32 losses, which can
+    also tie logits one ulp apart).
+
     Args:
-        cls_score (Tensor): Checked logits ``(N, C)`` (see
-            :func:`~.base.prepare_inputs`).
+        cls_score (Tensor): Checked logits ``(N, C)``.
         target (Tensor): Checked dense tri-state target ``(N, C)``.
-        epoch (int): 0-based training epoch.
+        epoch (int | Tensor): 0-based training epoch.
         mode (str): ``'rejection'``, ``'temporary'`` or ``'permanent'``.
         delta_rel (float): :math:`\delta`.
         pseudo_labels (Tensor, optional): ``(N, C)``, NaN where an entry
@@ -140,48 +141,23 @@ def large_loss_selection(cls_score: Tensor,
     Returns:
         Tensor: ``(N, C)`` bool mask.
     """
-    k = num_large_losses(cls_score.numel(), epoch, delta_rel, mode)
-    return _selection(cls_score, target, k, pseudo_labels, torch.bool)
-
-
-#: Added to the logits of the entries that are no candidates before the
-#: ranking: far below any logit of a real model, and finite, so that no
-#: ``0 x inf`` arises where it is multiplied by 0.
-_EXCLUDED = -1e37
-
-
-def _selection(cls_score: Tensor, target: Tensor, k: int,
-               pseudo_labels: Optional[Tensor], dtype: torch.dtype) -> Tensor:
-    """:func:`large_loss_selection` as a mask of ``dtype`` (a 0/1 weight
-    for the loss, a bool mask for the hook), from arithmetic on the logits
-    instead of boolean masks.
-
-    -log(1 - p) = softplus(x) increases strictly with x: the largest
-    losses are those of the largest logits, ranked without computing the
-    loss (the official code ranks float32 losses, which can also tie
-    logits one ulp apart). A candidate with a logit below ``_EXCLUDED / 2``
-    is never selected.
-    """
-    if k <= 0 or cls_score.numel() == 0:
-        return torch.zeros_like(cls_score, dtype=dtype)
-    # x where t = 0, x + _EXCLUDED where t = +-1 (t^2 = 1), and
-    # _EXCLUDED lower again where a pseudo-label exists (x == x is false
-    # exactly for NaN).
-    ranked = torch.addcmul(cls_score.detach(), target, target, value=_EXCLUDED)
+    candidates = target == UNKNOWN
     if pseudo_labels is not None:
-        labelled = torch.eq(
-            pseudo_labels, pseudo_labels, out=torch.empty_like(ranked))
-        ranked.add_(labelled, alpha=_EXCLUDED)
-    k = min(k, ranked.numel())
-    threshold = _kth_largest(ranked.flatten(), k).clamp(min=_EXCLUDED / 2)
-    return torch.ge(
-        ranked, threshold, out=torch.empty_like(ranked, dtype=dtype))
+        candidates = candidates & pseudo_labels.isnan()
+    k = num_large_losses(cls_score.numel(), epoch, delta_rel, mode)
+    # Far below any logit of a real model and finite: non-candidates rank
+    # last and a threshold among them selects no candidate below it.
+    ranked = cls_score.detach().masked_fill(~candidates, _EXCLUDED)
+    return _at_least_kth_largest(ranked, k, _EXCLUDED / 2)
+
+
+_EXCLUDED = -1e37
 
 
 @partial_label_loss(epoch=Integer(low=0), mode=MODE, delta_rel=DELTA_REL)
 def large_loss(cls_score: Tensor,
                target: Tensor,
-               epoch: int,
+               epoch: Union[int, Tensor],
                mode: str,
                delta_rel: float,
                pseudo_labels: Optional[Tensor] = None) -> Tensor:
@@ -220,7 +196,7 @@ def large_loss(cls_score: Tensor,
             (NaN where none), required with ``mode='permanent'`` (all NaN
             before the first) and refused otherwise.
         weight, reduction, avg_factor: See
-            :func:`~.base.reduce_loss`.
+            :func:`~.utils.reduce_loss`.
     """
     if (pseudo_labels is None) == (mode == 'permanent'):
         raise ValueError(
@@ -228,22 +204,16 @@ def large_loss(cls_score: Tensor,
             "required with mode='permanent' and refused with the other "
             f'modes, got mode={mode!r} and '
             f'{"no" if pseudo_labels is None else ""} pseudo_labels')
+    positive = focal_positive(cls_score)
+    loss = torch.where(target == POSITIVE, positive, focal_negative(cls_score))
     if pseudo_labels is not None:
-        pseudo_labels, corrections = prepare_pseudo_labels(
-            pseudo_labels, cls_score)
-    overrides = []
-    k = num_large_losses(cls_score.numel(), epoch, delta_rel, mode)
-    if k > 0:
-        selected = _selection(cls_score, target, k, pseudo_labels,
-                              cls_score.dtype)
-        fix = zero_value_grad if mode == 'rejection' else positive_value_grad
-        overrides.append((given_mask(selected), fix))
-    if pseudo_labels is not None:
-        corrected = functools.partial(
-            soft_bce_value_grad, soft_target=corrections)
-        overrides.append((has_value(pseudo_labels), corrected))
-    return by_state(cls_score, target, negative_value_grad,
-                    positive_value_grad, negative_value_grad, overrides)
+        labelled, corrections = prepare_pseudo_labels(pseudo_labels, cls_score)
+        loss = torch.where(labelled & (target == UNKNOWN),
+                           soft_bce(cls_score, corrections), loss)
+    selected = large_loss_selection(cls_score, target, epoch, mode, delta_rel,
+                                    pseudo_labels)
+    return torch.where(selected, 0.0 if mode == 'rejection' else positive,
+                       loss)
 
 
 @MODELS.register_module()
@@ -335,5 +305,6 @@ class LargeLoss(TrainingProgress, PartialLabelLoss):
             # Only LL-Cp reads per-sample state: its earlier corrections.
             self.state_inputs = ('pseudo_labels', )
 
-    def loss_kwargs(self) -> Dict:
-        return dict(super().loss_kwargs(), epoch=self.current_epoch())
+    def loss_kwargs(self, cls_score: Tensor) -> Dict:
+        return dict(
+            super().loss_kwargs(cls_score), epoch=self.progress(cls_score)[0])

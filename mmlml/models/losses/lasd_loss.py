@@ -4,17 +4,15 @@
 with One-Positive Annotations" (anonymous authors, paper under double-blind
 review; eq. 6, Theorem 5.4). No code was published.
 """
-from typing import Optional, Tuple, Union
+from typing import Optional, Union
 
 import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import PartialLabelLoss, partial_label_loss, with_gradient
-from .fused_kernel import FusedKernel, fused_focal, sigmoid_and_logs
+from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Real, check_hparam, hyperparameters_of
-from .terms import (ValueGrad, by_state_value_grad, focal_terms, operand,
-                    probability_above, scaled)
+from .utils import POSITIVE, UNKNOWN, by_state, focal_negative, focal_positive
 
 __all__ = ['lasd_lambda_neg', 'lasd_loss', 'LASDLoss']
 
@@ -78,73 +76,20 @@ def lasd_loss(cls_score: Tensor, target: Tensor, lambda_pos: float,
     if lambda_neg is None:
         num_positives = expected_positives
         if num_positives is None:
-            # The count of 1s of a checked {-1, 0, 1} target per row, in
-            # its dtype (faster than counting a boolean comparison).
-            num_positives = target.clamp(min=0).sum(dim=1, keepdim=True)
+            num_positives = (target == POSITIVE).sum(
+                dim=1, keepdim=True).to(cls_score)
         lambda_neg = lasd_lambda_neg(lambda_pos, num_positives,
                                      cls_score.size(1))
-    positive, negative = focal_terms(gamma_pos, gamma_neg)
-    observed_negative = None
-    if observed_negative_weight is not None:
-        observed_negative = scaled(negative, observed_negative_weight)
-
-    def eager() -> ValueGrad:
-        # The pseudo-positives are splc_pseudo_positives(cls_score, target,
-        # tau), decided block by block from the shared probabilities.
-        return by_state_value_grad(
-            cls_score,
-            target,
-            scaled(negative, lambda_neg),
-            positive,
-            observed_negative,
-            overrides=[(probability_above(tau), scaled(positive, lambda_pos))])
-
     if observed_negative_weight is None:
         observed_negative_weight = lambda_neg
-    # For the kernel, numbers as 0-dim tensors (a new value does not compile
-    # it again) and a per-sample lambda- spread over the logits' shape.
-    leverages = [
-        operand(value, cls_score)
-        if not isinstance(value, Tensor) else value.expand_as(cls_score)
-        for value in (lambda_pos, lambda_neg, observed_negative_weight, tau)
-    ]
-    return with_gradient(
-        cls_score,
-        *LASD_KERNEL(
-            cls_score, target, *leverages, (gamma_pos, gamma_neg),
-            eager=eager))
-
-
-def _fused_lasd_loss(x: Tensor, target: Tensor, lambda_pos: Tensor,
-                     lambda_neg: Tensor, observed_weight: Tensor, tau: Tensor,
-                     gammas: Tuple[float, float], value_out: Tensor,
-                     grad_out: Optional[Tensor]) -> None:
-    """:func:`lasd_loss` of each label, written into ``value_out``, and its
-    derivative, into ``grad_out`` (unless None), as one loop over the
-    entries (:data:`LASD_KERNEL`): the terms of :func:`lasd_loss` with
-    ``observed_weight`` the weight of the observed negatives' term."""
-    prob, comp, log_prob, log_comp = sigmoid_and_logs(x)
-    positive, positive_slope = fused_focal(-log_prob, comp, prob, gammas[0],
-                                           -1)
-    negative, negative_slope = fused_focal(-log_comp, prob, comp, gammas[1], 1)
-    # The leverage of each label's term: 1 for observed positives, lambda+
-    # for pseudo-positives (unannotated with p > tau), else lambda- (or the
-    # observed negatives' weight) on the negative term.
-    pseudo_positive = (target == 0) & (prob > tau)
-    on_positive = (target > 0) | pseudo_positive
-    leverage = torch.where(
-        target > 0, 1.0,
-        torch.where(pseudo_positive, lambda_pos,
-                    torch.where(target < 0, observed_weight, lambda_neg)))
-    value_out.copy_(leverage * torch.where(on_positive, positive, negative))
-    if grad_out is not None:
-        grad_out.copy_(
-            leverage *
-            torch.where(on_positive, positive_slope, negative_slope))
-
-
-#: :func:`_fused_lasd_loss` as one compiled CPU kernel.
-LASD_KERNEL = FusedKernel(_fused_lasd_loss, name='LASD')
+    positive = focal_positive(cls_score, gamma_pos)
+    negative = focal_negative(cls_score, gamma_neg)
+    # Disambiguation: a decision, constant for the backward pass.
+    pseudo = (target == UNKNOWN) & (torch.sigmoid(cls_score.detach()) > tau)
+    unannotated = torch.where(pseudo, lambda_pos * positive,
+                              lambda_neg * negative)
+    return by_state(target, positive, unannotated,
+                    observed_negative_weight * negative)
 
 
 @MODELS.register_module()
@@ -213,11 +158,6 @@ class LASDLoss(PartialLabelLoss):
         code. The default ``'mean'`` with MMPretrain's ``avg_factor=N`` is
         eq. 6 averaged over the batch. (The paper's baselines are written
         with a :math:`1/K` factor, i.e. a mean over classes.)
-
-    On CPU logits of at least 1024 entries the loss and its derivative are
-    one compiled kernel (:data:`LASD_KERNEL`, see
-    :mod:`~mmlml.models.losses.fused_kernel`; ``MMLML_COMPILE=0`` runs the
-    eager implementation), equal to the eager one to about 1e-6 relative.
 
     Defaults: :math:`\gamma_+ = 0, \gamma_- = 4` are fixed in the paper.
     :math:`\lambda_+` and :math:`\tau` were tuned per dataset (Table 4:

@@ -1,11 +1,11 @@
 """BCE on positives, squared error on negatives (MSE⁻), the ablation of
 the Hill paper (Table VI)."""
+import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
 from .base import PartialLabelLoss, partial_label_loss
-from .terms import (by_state, positive_value_grad,
-                    squared_probability_value_grad)
+from .utils import POSITIVE, focal_positive
 
 __all__ = ['negative_mse_loss', 'NegativeMSELoss']
 
@@ -15,8 +15,8 @@ def negative_mse_loss(cls_score: Tensor, target: Tensor) -> Tensor:
     """MSE⁻, functional form: the formula is :class:`NegativeMSELoss`'s;
     ``weight``, ``reduction`` and ``avg_factor`` as in MMPretrain's
     losses."""
-    return by_state(cls_score, target, squared_probability_value_grad,
-                    positive_value_grad)
+    return torch.where(target == POSITIVE, focal_positive(cls_score),
+                       torch.sigmoid(cls_score).square())
 
 
 @MODELS.register_module()

@@ -11,54 +11,26 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import (PartialLabelLoss, check_reduction, partial_label_loss,
-                   wants_grad, with_gradient)
+from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Real, check_hyperparameters, hyperparameters_of
-from .terms import ValueGrad, operand, row_blocks
+from .utils import check_reduction, check_values
 
 __all__ = ['OPMLLoss', 'opml_loss']
 
 CONSTANT = Real(1.0, low=0, low_open=True)
 
-#: Stands for minus infinity where the row maxima must skip an entry
-#: (finite: ``torch.lerp`` needs finite operands to select one exactly).
-_LOWEST = -1e30
 
-
-def _exp_floor(dtype: torch.dtype) -> float:
-    """The smallest argument whose exponential is a normal number of
-    ``dtype`` (rounded up to an integer)."""
-    return float(math.ceil(math.log(torch.finfo(dtype).tiny)))
-
-
-def _log_sum_exp_value_grad(log_constant: float, mass: Tensor, x: Tensor,
-                            sign: float, grad: bool) -> ValueGrad:
-    """Per row, ``log(exp(log_constant) + sum_j mass_j exp(sign x_j))`` and
-    its derivative by the logits, ``sign * mass_j exp(sign x_j) /
-    (exp(log_constant) + sum)``.
-
-    Computed with the row's largest exponent of a positive mass (or
-    ``log_constant``) subtracted; entries of zero mass contribute nothing,
-    with zero gradient.
-    """
-    exponent = x.neg() if sign < 0 else x
-    included = torch.gt(mass, operand(0, mass), out=torch.empty_like(mass))
-    # The exponent where the mass is positive, _LOWEST elsewhere.
-    scaled = torch.lerp(operand(_LOWEST, x), exponent, included)
-    shift = scaled.amax(dim=1, keepdim=True).clamp_(min=log_constant)
-    # At most 0 where included. The floor keeps the exponentials normal
-    # numbers (slow paths compute smaller ones); entries below it weigh
-    # less than the dtype's resolution next to the largest, which is 1,
-    # and the excluded ones are then multiplied by their zero mass.
-    scaled = scaled.sub_(shift).clamp_(min=_exp_floor(x.dtype))
-    scaled = scaled.exp_().mul_(mass)
-    total = scaled.sum(
-        dim=1, keepdim=True).add_(shift.neg().add_(log_constant).exp_())
-    value = (shift + total.log()).squeeze(1)
-    if not grad:
-        return value, None
-    scaled = scaled.div_(total)
-    return value, (scaled.neg_() if sign < 0 else scaled)
+def _log_sum_exp(log_constant: float, mass: Tensor,
+                 exponent: Tensor) -> Tensor:
+    """Per row, ``log(exp(log_constant) + sum_j mass_j exp(exponent_j))``,
+    stable for any finite exponent: ``logsumexp`` over
+    ``[log_constant, log(mass_j) + exponent_j]``, where a zero mass is
+    ``-inf`` (it contributes nothing, with a zero gradient)."""
+    present = mass > 0
+    log_mass = torch.where(present, mass, 1.0).log()
+    terms = torch.where(present, exponent + log_mass, -math.inf)
+    constant = terms.new_full((terms.size(0), 1), log_constant)
+    return torch.logsumexp(torch.cat((constant, terms), dim=1), dim=1)
 
 
 @partial_label_loss(soft_targets=True, a=CONSTANT, b=CONSTANT)
@@ -67,34 +39,17 @@ def _opml_per_sample(cls_score: Tensor,
                      a: float,
                      b: float,
                      element_weight: Optional[Tensor] = None) -> Tensor:
-    """Per-sample OPML loss of checked inputs (see :func:`opml_loss`),
-    evaluated by blocks of rows (see :func:`~.terms.row_blocks`)."""
-    log_a = math.log(a)
-    log_b = math.log(b)
+    """Per-sample OPML loss of checked inputs (see :func:`opml_loss`)."""
+    positive_mass = target.clamp(min=0)
+    negative_mass = 1 - positive_mass
     if element_weight is not None:
         element_weight = element_weight.to(cls_score)
-        if bool((element_weight < 0).any()):
-            raise ValueError('element-wise weights of OPML must be >= 0')
-    want = wants_grad(cls_score)
-    with torch.no_grad():
-        value = cls_score.new_empty(cls_score.size(0))
-        grad = torch.empty_like(cls_score) if want else None
-        for rows in row_blocks(cls_score):
-            x = cls_score[rows]
-            # Observed negatives (-1) have target 0: entirely negative.
-            pos_mass = target[rows].clamp(min=0)
-            neg_mass = torch.sub(operand(1, pos_mass), pos_mass)
-            if element_weight is not None:
-                pos_mass.mul_(element_weight[rows])
-                neg_mass.mul_(element_weight[rows])
-            positive, positive_grad = _log_sum_exp_value_grad(
-                log_a, pos_mass, x, -1.0, want)
-            negative, negative_grad = _log_sum_exp_value_grad(
-                log_b, neg_mass, x, 1.0, want)
-            torch.add(positive, negative, out=value[rows])
-            if want:
-                torch.add(positive_grad, negative_grad, out=grad[rows])
-    return with_gradient(cls_score, value, grad)
+        check_values((element_weight < 0).any(),
+                     'element-wise weights of OPML must be >= 0')
+        positive_mass = positive_mass * element_weight
+        negative_mass = negative_mass * element_weight
+    return (_log_sum_exp(math.log(a), positive_mass, -cls_score) +
+            _log_sum_exp(math.log(b), negative_mass, cls_score))
 
 
 def _opml_compute(cls_score: Tensor,
@@ -237,5 +192,5 @@ class OPMLLoss(PartialLabelLoss):
             setattr(self, name, CONSTANT.validate(name,
                                                   math.exp(sign * margin)))
 
-    def loss_kwargs(self) -> Dict:
+    def loss_kwargs(self, cls_score: Tensor) -> Dict:
         return dict(a=self.a, b=self.b)

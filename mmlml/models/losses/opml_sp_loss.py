@@ -10,9 +10,10 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import check_reduction, prepare_inputs, prepare_pseudo_labels
 from .hyperparameters import Real, check_hyperparameters
 from .opml_loss import OPMLLoss, opml_loss
+from .utils import (check_reduction, check_values, prepare_inputs,
+                    prepare_pseudo_labels)
 
 __all__ = ['OPMLSPLoss', 'opml_sp_loss', 'opml_sp_targets']
 
@@ -34,26 +35,18 @@ def opml_sp_targets(cls_score: Tensor, target: Tensor, pseudo_labels: Tensor,
     Returns:
         Tensor: ``(N, C)`` targets in ``[0, 1]``, without gradient.
     """
-    pseudo_labels, corrections = prepare_pseudo_labels(pseudo_labels,
-                                                       cls_score)
+    corrected, corrections = prepare_pseudo_labels(pseudo_labels, cls_score)
     num_classes = cls_score.size(1)
     if not isinstance(class_ap, Tensor) or class_ap.shape != (num_classes, ):
         raise ValueError(f'class_ap must be a tensor of shape '
                          f'({num_classes},), got '
                          f'{getattr(class_ap, "shape", class_ap)!r}')
     class_ap = class_ap.to(cls_score)
-    if not bool(((class_ap >= 0) & (class_ap <= 1)).all()):
-        raise ValueError('class_ap must lie in [0, 1]')
-    smoothing = class_ap.pow(rho)  # eps_c
-    smoothed = torch.sigmoid(cls_score.detach()).mul_(smoothing)
-    # Selections by 0/1 weights (torch.lerp returns either operand exactly
-    # for a weight of exactly 0 or 1), without boolean temporaries: the
-    # correction where there is one (x == x is false exactly for NaN),
-    # then the observed label where |t| = 1.
-    corrected = torch.eq(
-        pseudo_labels, pseudo_labels, out=torch.empty_like(smoothed))
-    soft = smoothed.lerp_(corrections, corrected)
-    return soft.lerp_(target.clamp(min=0), target.abs())
+    check_values(((class_ap < 0) | (class_ap > 1)).any(),
+                 'class_ap must lie in [0, 1]')
+    smoothed = torch.sigmoid(cls_score.detach()) * class_ap.pow(rho)
+    soft = torch.where(corrected, corrections, smoothed)
+    return torch.where(target == 0, soft, target.clamp(min=0))
 
 
 def _opml_sp_compute(cls_score: Tensor,
@@ -182,5 +175,5 @@ class OPMLSPLoss(OPMLLoss):
     state_inputs = ('pseudo_labels', 'class_ap')
     state_hook = 'ClassAPCorrectionHook'
 
-    def loss_kwargs(self) -> Dict:
-        return dict(super().loss_kwargs(), rho=self.rho)
+    def loss_kwargs(self, cls_score: Tensor) -> Dict:
+        return dict(super().loss_kwargs(cls_score), rho=self.rho)

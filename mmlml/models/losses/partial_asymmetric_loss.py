@@ -2,12 +2,13 @@
 asymmetric focal loss it shares with the focal baseline
 (:mod:`.partial_focal_loss`)."""
 
+import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
 from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Flag, Real, hyperparameters_of
-from .terms import by_state, focal_terms, scaled
+from .utils import POSITIVE, focal_negative, focal_positive
 
 __all__ = ['asymmetric_focal_loss', 'PartialAsymmetricLoss']
 
@@ -49,15 +50,13 @@ def asymmetric_focal_loss(cls_score: Tensor, target: Tensor, gamma_pos: float,
         detach_focal_weight (bool): Treat the focal weights as constants in
             the backward pass. Defaults to False.
         weight, reduction, avg_factor: See
-            :func:`~.base.reduce_loss`.
+            :func:`~.utils.reduce_loss`.
     """
-    positive, negative = focal_terms(
-        gamma_pos,
-        gamma_neg,
-        clip=clip,
-        detach_focal_weight=detach_focal_weight)
-    return by_state(cls_score, target, scaled(negative, neg_weight),
-                    scaled(positive, pos_weight))
+    positive = focal_positive(
+        cls_score, gamma_pos, detach_focal_weight=detach_focal_weight)
+    negative = focal_negative(cls_score, gamma_neg, clip, detach_focal_weight)
+    return torch.where(target == POSITIVE, pos_weight * positive,
+                       neg_weight * negative)
 
 
 @MODELS.register_module()

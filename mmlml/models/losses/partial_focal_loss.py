@@ -1,6 +1,8 @@
 """Sigmoid focal loss with unannotated labels assumed negative."""
 from typing import Dict
 
+from torch import Tensor
+
 from mmlml.registry import MODELS
 from .base import PartialLabelLoss
 from .hyperparameters import Real
@@ -46,7 +48,7 @@ class PartialFocalLoss(PartialLabelLoss):
     hyperparameters = dict(
         gamma=Real(2.0, low=0), alpha=Real(0.75, low=0, high=1, optional=True))
 
-    def loss_kwargs(self) -> Dict:
+    def loss_kwargs(self, cls_score: Tensor) -> Dict:
         pos_weight, neg_weight = ((1.0, 1.0) if self.alpha is None else
                                   (self.alpha, 1.0 - self.alpha))
         return dict(

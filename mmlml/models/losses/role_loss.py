@@ -1,27 +1,17 @@
 """Regularized online label estimation (ROLE), Cole et al., CVPR 2021."""
-import functools
 from typing import Any, Dict
 
 import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import PartialLabelLoss, check_state_tensor, partial_label_loss
-from .epr_loss import epr_loss
+from .base import PartialLabelLoss, partial_label_loss
+from .epr_loss import epr_loss, expected_positive_penalty
 from .hyperparameters import hyperparameters_of
-from .terms import (by_state, negative_value_grad, positive_value_grad, scaled,
-                    soft_bce_value_grad, summed)
+from .utils import (by_state, check_state_tensor, focal_negative,
+                    focal_positive, soft_bce)
 
 __all__ = ['ROLELoss', 'role_loss']
-
-
-def expected_positive_penalty(prob: Tensor,
-                              expected_positives: float) -> Tensor:
-    r"""EPR's regulariser scaled as in the official code,
-    :math:`\big(\frac{1}{N}\sum_{n,c} p_{nc} - k\big)^2 / C^2`."""
-    num_classes = prob.size(1)
-    return (prob.sum(dim=1).mean() - expected_positives).pow(2) / \
-        num_classes**2
 
 
 @partial_label_loss(
@@ -62,12 +52,9 @@ def _role_half(logits: Tensor, target: Tensor, other: Tensor) -> Tensor:
     :math:`\tfrac12[\operatorname{BCE}(\sigma(x), o) + \ell_t(x)]`, with
     :math:`o` the other half's detached probabilities and :math:`\ell_t`
     the log-loss of an observed label (none where unannotated)."""
-    fit = functools.partial(soft_bce_value_grad, soft_target=other, scale=0.5)
-    observed = [
-        summed(fit, scaled(term, 0.5))
-        for term in (positive_value_grad, negative_value_grad)
-    ]
-    return by_state(logits, target, fit, *observed)
+    observed = by_state(target, focal_positive(logits), 0.0,
+                        focal_negative(logits))
+    return 0.5 * (soft_bce(logits, other) + observed)
 
 
 @MODELS.register_module()

@@ -5,19 +5,16 @@ Zhang, Y., Cheng, Y., Huang, X., Wen, F., Feng, R., Li, Y. and Guo, Y.
 Labels" (eq. 10). Official code:
 https://github.com/xinyu1205/robust-loss-mlml.
 """
-import functools
-from typing import Dict, Optional, Tuple
+from typing import Dict, Union
 
 import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .base import (UNKNOWN, PartialLabelLoss, TrainingProgress,
-                   partial_label_loss, with_gradient)
-from .fused_kernel import FusedKernel, fused_focal, sigmoid_and_logs
+from .base import PartialLabelLoss, partial_label_loss
 from .hyperparameters import Flag, Integer, Real, hyperparameters_of
-from .terms import (ValueGrad, by_state_value_grad, focal_terms,
-                    mirrored_focal_value_grad, probability_above)
+from .progress import TrainingProgress
+from .utils import POSITIVE, UNKNOWN, focal_negative, focal_positive
 
 __all__ = [
     'SPLC_BASES', 'splc_corrected_target', 'splc_loss',
@@ -46,7 +43,7 @@ def splc_pseudo_positives(cls_score: Tensor,
     as a bool ``(N, C)`` mask. Observed labels are never selected.
 
     The decision is made without gradient. ``cls_score`` and ``target`` are
-    dense ``(N, C)`` tensors (after :func:`~.base.prepare_inputs`); ``tau``
+    dense ``(N, C)`` tensors (after :func:`~.utils.prepare_inputs`); ``tau``
     is a checked threshold in ``[0, 1]``.
     """
     return (target == UNKNOWN) & (torch.sigmoid(cls_score.detach()) > tau)
@@ -73,98 +70,26 @@ def splc_corrected_target(cls_score: Tensor,
     pseudo_margin=Flag(False),
     detach_focal_weight=Flag(False))
 def splc_loss(cls_score: Tensor, target: Tensor, tau: float, margin: float,
-              gamma_pos: float, gamma_neg: float, clip: float, correct: bool,
-              pseudo_margin: bool, detach_focal_weight: bool) -> Tensor:
+              gamma_pos: float, gamma_neg: float, clip: float,
+              correct: Union[bool, Tensor], pseudo_margin: bool,
+              detach_focal_weight: bool) -> Tensor:
     """SPLC, functional form (see :class:`SPLCLoss` for the formula). The
     defaults are the official Focal margin + SPLC with the correction on;
-    ``correct=False`` is the base loss (before the start epoch), and
-    ``weight``, ``reduction``, ``avg_factor`` are as in MMPretrain's
-    losses. The other arguments are :class:`SPLCLoss`'s."""
+    ``correct=False`` is the base loss (before the start epoch; a 0-dim
+    boolean tensor in training), and ``weight``, ``reduction``,
+    ``avg_factor`` are as in MMPretrain's losses. The other arguments are
+    :class:`SPLCLoss`'s."""
 
-    def eager() -> ValueGrad:
-        return _splc_value_grad(cls_score, target, tau, margin, gamma_pos,
-                                gamma_neg, clip, correct, pseudo_margin,
-                                detach_focal_weight)
-
-    if clip or pseudo_margin:
-        # Not in the kernel: ASL's shifted probability, and a margin on
-        # pseudo-positives (decided on the unshifted probability).
-        return with_gradient(cls_score, *eager())
-    return with_gradient(
-        cls_score,
-        *SPLC_KERNEL(
-            cls_score,
-            target,
-            margin,
-            tau if correct else None, (gamma_pos, gamma_neg),
-            detach_focal_weight,
-            eager=eager))
-
-
-def _splc_value_grad(cls_score: Tensor, target: Tensor, tau: float,
-                     margin: float, gamma_pos: float, gamma_neg: float,
-                     clip: float, correct: bool, pseudo_margin: bool,
-                     detach_focal_weight: bool) -> ValueGrad:
-    """:func:`splc_loss`'s element-wise value and derivative, evaluated by
-    :func:`~.terms.by_state_value_grad` from the base loss's terms."""
-    positive, negative = focal_terms(gamma_pos, gamma_neg, margin, clip,
+    pseudo = splc_pseudo_positives(cls_score, target, tau) & correct
+    pseudo_positive = focal_positive(cls_score, gamma_pos,
+                                     margin if pseudo_margin else 0.0,
                                      detach_focal_weight)
-    if not correct:
-        return by_state_value_grad(cls_score, target, negative, positive)
-    # The pseudo-positives: the unannotated labels of
-    # splc_pseudo_positives, decided block by block from the shared
-    # probabilities.
-    pseudo = probability_above(tau)
-    if gamma_pos == gamma_neg and not clip and not pseudo_margin:
-        # Both terms of unannotated labels in one pass (same values).
-        unannotated = functools.partial(
-            mirrored_focal_value_grad,
-            positive=pseudo,
-            gamma=gamma_neg,
-            detach_focal_weight=detach_focal_weight)
-        return by_state_value_grad(cls_score, target, unannotated, positive)
-    pseudo_positive = positive
-    if not pseudo_margin:
-        pseudo_positive, _ = focal_terms(
-            gamma_pos, detach_focal_weight=detach_focal_weight)
-    return by_state_value_grad(
-        cls_score,
-        target,
-        negative,
-        positive,
-        overrides=[(pseudo, pseudo_positive)])
-
-
-def _fused_splc_loss(x: Tensor, target: Tensor, margin: float,
-                     tau: Optional[float], gammas: Tuple[float, float],
-                     detach_focal_weight: bool, value_out: Tensor,
-                     grad_out: Optional[Tensor]) -> None:
-    r""":func:`splc_loss` without a clip or a pseudo-positive margin, of
-    each label, written into ``value_out``, and its derivative, into
-    ``grad_out`` (unless None), as one loop over the entries
-    (:data:`SPLC_KERNEL`); ``tau`` None is the base loss without the
-    correction. The observed positives' logits are shifted by the margin
-    before the one set of sigmoid and logarithms; the unannotated labels'
-    are not, so that ``prob`` there is :math:`\sigma(x)`, compared with
-    :math:`\tau` as :func:`splc_pseudo_positives` does."""
-    observed = target > 0
-    prob, comp, log_prob, log_comp = sigmoid_and_logs(
-        torch.where(observed, x - margin, x))
-    on_positive = observed
-    if tau is not None:
-        on_positive = observed | ((target == 0) & (prob > tau))
-    positive, positive_slope = fused_focal(-log_prob, comp, prob, gammas[0],
-                                           -1, detach_focal_weight)
-    negative, negative_slope = fused_focal(-log_comp, prob, comp, gammas[1], 1,
-                                           detach_focal_weight)
-    value_out.copy_(torch.where(on_positive, positive, negative))
-    if grad_out is not None:
-        grad_out.copy_(
-            torch.where(on_positive, positive_slope, negative_slope))
-
-
-#: :func:`_fused_splc_loss` as one compiled CPU kernel.
-SPLC_KERNEL = FusedKernel(_fused_splc_loss, name='SPLC')
+    return torch.where(
+        target == POSITIVE,
+        focal_positive(cls_score, gamma_pos, margin, detach_focal_weight),
+        torch.where(
+            pseudo, pseudo_positive,
+            focal_negative(cls_score, gamma_neg, clip, detach_focal_weight)))
 
 
 @MODELS.register_module()
@@ -228,12 +153,6 @@ class SPLCLoss(TrainingProgress, PartialLabelLoss):
       batch size (``reduction='sum'`` gives the official value). The focal
       weights are not detached in the official code (the default here).
 
-    Without a clip and a pseudo-positive margin, on CPU logits of at least
-    1024 entries, the loss and its derivative are one compiled kernel
-    (:data:`SPLC_KERNEL`, see :mod:`~mmlml.models.losses.fused_kernel`;
-    ``MMLML_COMPILE=0`` runs the eager implementation), equal to the eager
-    one to about 1e-6 relative.
-
     Args:
         tau (float): Threshold :math:`\tau \in [0, 1]` (0.65 in the paper
             for COCO with 75% of the labels). Defaults to 0.6.
@@ -283,18 +202,20 @@ class SPLCLoss(TrainingProgress, PartialLabelLoss):
             if getattr(self, name) is None:
                 setattr(self, name, self.gamma)
 
-    def correcting(self) -> bool:
-        """Whether the correction is on at the current epoch."""
-        return (self.change_epoch == 0
-                or self.current_epoch() >= self.change_epoch)
+    def correcting(self, cls_score: Tensor) -> Union[bool, Tensor]:
+        """Whether the correction is on at the current epoch (a 0-dim
+        boolean tensor of ``cls_score``'s device in training)."""
+        if self.change_epoch == 0:
+            return True
+        return self.progress(cls_score)[0] >= self.change_epoch
 
-    def loss_kwargs(self) -> Dict:
+    def loss_kwargs(self, cls_score: Tensor) -> Dict:
         return dict(
             tau=self.tau,
             margin=self.margin,
             gamma_pos=self.gamma_pos,
             gamma_neg=self.gamma_neg,
             clip=self.clip,
-            correct=self.correcting(),
+            correct=self.correcting(cls_score),
             pseudo_margin=self.pseudo_margin,
             detach_focal_weight=self.detach_focal_weight)

@@ -49,5 +49,5 @@ class ZLPRLoss(PartialLabelLoss):
     loss_fn = opml_loss
     a = b = 1.0  # OPML's constants, fixed
 
-    def loss_kwargs(self) -> Dict:
+    def loss_kwargs(self, cls_score: Tensor) -> Dict:
         return dict(a=self.a, b=self.b)
