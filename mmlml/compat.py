@@ -8,13 +8,14 @@ code would fail (or, for the guard, silently train wrong):
 * :func:`patch_checkpoint_loading`: torch >= 2.6 loads checkpoints with
   ``weights_only=True`` by default, and MMEngine's checkpoints pickle a
   ``HistoryBuffer``, numpy arrays and more, so ``resume``, ``load_from`` and
-  ``tools/test.py`` fail with ``Unsupported global``. Checkpoints stay
-  loaded with ``weights_only=True``; while MMEngine loads one (every
-  checkpoint load of MMEngine goes through
-  ``CheckpointLoader.load_checkpoint``), the few globals MMEngine's own
-  checkpoints hold are allow-listed (:func:`checkpoint_safe_globals`). A
-  file that pickles anything else is refused with ``UnpicklingError``,
-  which names the globals and how to allow-list them for a trusted file.
+  ``tools/test.py`` fail with ``Unsupported global``; torch.hub's URL
+  loader, which MMEngine uses for ``https://`` and ``torchvision://``
+  checkpoints, loads with ``weights_only=False``. Every checkpoint source
+  MMEngine knows is loaded with ``weights_only=True`` and the few globals
+  MMEngine's own checkpoints hold allow-listed
+  (:mod:`mmlml.checkpoint_policy`). A file that pickles anything else is
+  refused with ``UnpicklingError``, which names the globals and how to
+  allow-list them for a trusted file.
 * :func:`patch_package_lookup`: ``_base_ = 'mmpretrain::...'`` configs go
   through ``pkg_resources``, which setuptools 82 removed. Where it is missing,
   MMEngine's package lookup is re-implemented with ``importlib``. Config
@@ -46,290 +47,38 @@ code would fail (or, for the guard, silently train wrong):
 :func:`applied_fixes` tells which fixes this process applied, and every
 Runner built after :func:`apply_all` logs them into its log file.
 """
-import contextlib
 import functools
 import importlib
 import importlib.metadata
 import importlib.util
 import os.path as osp
-import pickle
-import threading
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Tuple
 
 import torch
+
+# The checkpoint loading policy lives in its own module; its public names
+# stay importable from here.
+from .checkpoint_policy import CheckpointRefused  # noqa: F401
+from .checkpoint_policy import checkpoint_globals  # noqa: F401
+from .checkpoint_policy import checkpoint_safe_global_names  # noqa: F401
+from .checkpoint_policy import checkpoint_safe_globals  # noqa: F401
+from .checkpoint_policy import _safe_globals
+from .checkpoint_policy import install as _install_checkpoint_policy
 
 #: The fixes applied in this process, in order: name -> log description.
 _APPLIED: Dict[str, str] = {}
 
 # ----------------------------------------------------- checkpoint loading
 
-#: The statistics methods of ``HistoryBuffer`` that its pickled state
-#: refers to, and the annealing functions that a ``OneCycleParamScheduler``
-#: keeps in its state dict: the only ``getattr(owner, name)`` calls
-#: (pickle protocol 2's form of a method reference) allowed in a
-#: checkpoint.
-_ALLOWED_ATTRIBUTES: Dict[str, Tuple[str, ...]] = {
-    'mmengine.logging.history_buffer.HistoryBuffer':
-    ('min', 'max', 'current', 'mean'),
-    'mmengine.optim.scheduler.param_scheduler.OneCycleParamScheduler':
-    ('_annealing_cos', '_annealing_linear'),
-}
-#: Modules whose globals torch refuses even when they are allow-listed.
-_BLOCKED_MODULES = ('os', 'posix', 'nt', 'sys')
-
-
-class _AttributeOwner:
-    """Stands in a checkpoint for a class that appears there only as the
-    owner of allowed attributes (``getattr(owner, name)``): it can be
-    neither called nor instantiated, so allow-listing it does not allow
-    building objects of the class."""
-
-    def __init__(self, cls: type):
-        self.cls = cls
-
-    def __call__(self, *args, **kwargs):
-        raise pickle.UnpicklingError(
-            f'{self.cls.__qualname__} may only appear in a checkpoint as the '
-            'owner of an allowed attribute')
-
-    def __repr__(self) -> str:
-        return f'<owner {self.cls.__module__}.{self.cls.__qualname__}>'
-
-
-def _import(path: str):
-    """The object at a dotted ``module.name`` path."""
-    module, _, name = path.rpartition('.')
-    return getattr(importlib.import_module(module), name)
-
-
-@functools.lru_cache(maxsize=1)
-def _owners() -> Dict[str, object]:
-    """Dotted class path -> the object a checkpoint's global resolves to."""
-    from mmengine.logging.history_buffer import HistoryBuffer
-    owners = {}
-    for path in _ALLOWED_ATTRIBUTES:
-        cls = _import(path)
-        # HistoryBuffer is allow-listed as itself (its objects are built);
-        # the other owners only through a stand-in.
-        owners[path] = cls if cls is HistoryBuffer else _AttributeOwner(cls)
-    return owners
-
-
-def _checkpoint_getattr(owner, name: str):
-    """``getattr`` restricted to :data:`_ALLOWED_ATTRIBUTES`: what a
-    checkpoint's ``builtins.getattr`` global resolves to."""
-    owners = _owners()
-    for path, names in _ALLOWED_ATTRIBUTES.items():
-        if owner is owners[path] and name in names:
-            cls = owner.cls if isinstance(owner, _AttributeOwner) else owner
-            return getattr(cls, name)
-    raise pickle.UnpicklingError(
-        f'getattr({owner!r}, {name!r}) is not allowed in a checkpoint: '
-        'only the statistics methods of HistoryBuffer and the annealing '
-        'functions of OneCycleParamScheduler are')
-
-
-def _numpy_globals() -> List[tuple]:
-    """numpy's array and scalar reconstructors, the array and dtype classes,
-    and the classes of the numeric dtypes."""
-    import numpy as np
-    entries = []
-    for name in ('_reconstruct', 'scalar'):
-        found = None
-        for module in ('numpy._core.multiarray', 'numpy.core.multiarray'):
-            try:
-                found = getattr(importlib.import_module(module), name)
-                break
-            except (ImportError, AttributeError):
-                continue
-        if found is not None:
-            # Files written under numpy 2 name numpy._core, under numpy 1
-            # numpy.core: both names resolve to the installed function.
-            entries += [(found, f'numpy._core.multiarray.{name}'),
-                        (found, f'numpy.core.multiarray.{name}')]
-    entries += [(np.ndarray, 'numpy.ndarray'), (np.dtype, 'numpy.dtype')]
-    # The dtype of an unpickled array is rebuilt (BUILD) as an instance of
-    # its dtype class (numpy.dtypes.Float64DType...): bool, integers,
-    # floating point and complex only (no object, string, void or
-    # datetime dtypes).
-    codes = '?' + np.typecodes['AllInteger'] + np.typecodes['AllFloat']
-    classes = {type(np.dtype(code)) for code in codes}
-    for cls in sorted(classes, key=lambda c: c.__qualname__):
-        entries.append((cls, f'{cls.__module__}.{cls.__qualname__}'))
-    return entries
-
-
-@functools.lru_cache(maxsize=1)
-def _safe_globals() -> Tuple[tuple, ...]:
-    entries = [(owner, path) for path, owner in _owners().items()]
-    entries.append((_checkpoint_getattr, 'builtins.getattr'))
-    entries += _numpy_globals()
-    return tuple(entries)
-
-
-def checkpoint_safe_globals() -> List[tuple]:
-    """The globals allow-listed while MMEngine loads a checkpoint, as
-    ``(object, 'module.name')`` pairs for
-    :func:`torch.serialization.add_safe_globals`.
-
-    They are what MMEngine's own checkpoints (``CheckpointHook``,
-    ``Runner.save_checkpoint``, with ``EMAHook``, a ``OneCycleLR`` schedule
-    and mmlml's label-store state) pickle besides tensors, containers and
-    plain Python values, which torch accepts by default:
-
-    * ``mmengine.logging.history_buffer.HistoryBuffer``: the logged scalars
-      of the message hub (``checkpoint['message_hub']['log_scalars']``).
-      Its state holds its statistics methods, pickled as
-      ``getattr(HistoryBuffer, 'min')``...
-    * ``builtins.getattr``: resolves to a restricted ``getattr`` that only
-      returns those methods (``min``, ``max``, ``current``, ``mean``) and
-      ``OneCycleParamScheduler``'s annealing functions, which its state
-      dict holds (``anneal_func``); any other call is refused.
-    * ``mmengine.optim.scheduler.param_scheduler.OneCycleParamScheduler``:
-      as the owner of those functions only; it resolves to a stand-in that
-      cannot be called or instantiated.
-    * ``numpy._core.multiarray._reconstruct`` (and its numpy 1 name
-      ``numpy.core.multiarray._reconstruct``), ``numpy.ndarray`` and
-      ``numpy.dtype``: the arrays of the ``HistoryBuffer`` objects.
-    * ``numpy._core.multiarray.scalar`` (and ``numpy.core.multiarray.
-      scalar``): numpy scalars, e.g. the message hub's ``eta``.
-    * The classes of the boolean, integer, floating-point and complex
-      dtypes (``numpy.dtypes.Float64DType``... under numpy 2,
-      ``numpy.dtype[float64]``... under numpy 1): a pickled dtype is rebuilt
-      as an instance of its class, which must be allow-listed. MMEngine's
-      buffers hold float64 and int64; the other numeric dtypes are as
-      harmless and appear with other logged values.
-
-    None of them runs a callable named by the file: the reconstructors only
-    build arrays, scalars and dtypes from the values given.
-    """
-    return list(_safe_globals())
-
-
-def checkpoint_safe_global_names() -> List[str]:
-    """The dotted names of :func:`checkpoint_safe_globals`."""
-    return [name for _, name in _safe_globals()]
-
-
-_GLOBALS_LOCK = threading.Lock()
-_globals_depth = 0
-_globals_context: Optional[contextlib.ExitStack] = None
-
-
-@contextlib.contextmanager
-def checkpoint_globals() -> Iterator[None]:
-    """Allow-list :func:`checkpoint_safe_globals` for ``torch.load(...,
-    weights_only=True)`` inside the block (nestable, thread-safe).
-
-    The entries are added to torch's allow-list on entering the outermost
-    block and removed on leaving it, except those that were allow-listed
-    already (e.g. by the user's own ``add_safe_globals``), which stay.
-
-    Example:
-        >>> with checkpoint_globals():
-        ...     ckpt = torch.load('epoch_2.pth', weights_only=True)
-    """
-    global _globals_depth, _globals_context
-    with _GLOBALS_LOCK:
-        if _globals_depth == 0:
-            present = set(torch.serialization.get_safe_globals())
-            added = [g for g in _safe_globals() if g not in present]
-            stack = contextlib.ExitStack()
-            stack.enter_context(torch.serialization.safe_globals(added))
-            _globals_context = stack
-        _globals_depth += 1
-    try:
-        yield
-    finally:
-        with _GLOBALS_LOCK:
-            _globals_depth -= 1
-            if _globals_depth == 0:
-                _globals_context.close()
-                _globals_context = None
-
-
-def _refusal_message(filename: str, error: Exception) -> str:
-    """Why a checkpoint was refused and how to load it if it is trusted."""
-    unsafe = []
-    if isinstance(filename, str) and osp.isfile(osp.expanduser(filename)):
-        try:
-            unsafe = torch.serialization.get_unsafe_globals_in_checkpoint(
-                osp.expanduser(filename))
-        except Exception:  # not a zip checkpoint: torch's message only
-            unsafe = []
-    lines = [
-        f'Refused to load the checkpoint {filename!r}: loading it needs '
-        'Python objects outside the allow-list of safe checkpoint contents '
-        '(tensors, containers, plain values, and what MMEngine checkpoints '
-        'hold: HistoryBuffer, numeric numpy arrays and scalars; see '
-        'mmlml.compat.checkpoint_safe_globals).'
-    ]
-    if unsafe:
-        lines.append('Globals outside the allow-list: ' + ', '.join(unsafe) +
-                     '.')
-    lines.append(
-        'Unpickling them could run arbitrary code, so checkpoints are '
-        'loaded with torch.load(weights_only=True).')
-    blocked = [g for g in unsafe if g.split('.', 1)[0] in _BLOCKED_MODULES]
-    if blocked:
-        lines.append(
-            f'{", ".join(blocked)} can never be allow-listed: this is not a '
-            'plain checkpoint; do not load it.')
-    else:
-        needed = (', '.join(unsafe) if unsafe else
-                  "the class or function named in torch's message below")
-        lines.append(
-            'If you trust this file and where it came from, allow-list what '
-            'it needs in your own code before loading it (e.g. in a module '
-            "listed in the config's custom_imports): "
-            'torch.serialization.add_safe_globals([...]) with the imported '
-            f'objects ({needed}); or convert it once in a trusted session: '
-            "torch.save(torch.load(path, weights_only=False)['state_dict'], "
-            'new_path).')
-    lines.append(f'torch: {error}')
-    return '\n'.join(lines)
-
 
 def patch_checkpoint_loading() -> None:
-    """Load checkpoints safely (``weights_only=True``), with the globals of
-    MMEngine's checkpoints allow-listed while MMEngine loads one."""
+    """Load checkpoints from every source MMEngine knows with
+    ``weights_only=True`` and the allow-list of
+    :mod:`mmlml.checkpoint_policy`."""
     if 'checkpoint_loading' in _APPLIED:
         return
-    serialization = torch.serialization
-    if not all(
-            hasattr(serialization, name)
-            for name in ('safe_globals', 'get_safe_globals',
-                         'get_unsafe_globals_in_checkpoint')):
+    if not _install_checkpoint_policy():
         return  # torch < 2.5: its stock loading is left as it is
-    from mmengine.runner.checkpoint import CheckpointLoader
-
-    def load_from_local(filename, map_location):
-        """Load a local checkpoint file with ``weights_only=True``."""
-        filename = osp.expanduser(filename)
-        if not osp.isfile(filename):
-            raise FileNotFoundError(f'{filename} can not be found.')
-        # Explicit: neither an older torch's default nor
-        # TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD turns unsafe loading back on.
-        return torch.load(
-            filename, map_location=map_location, weights_only=True)
-
-    load_checkpoint = CheckpointLoader.load_checkpoint.__func__
-
-    @functools.wraps(load_checkpoint)
-    def safe_load_checkpoint(cls,
-                             filename,
-                             map_location=None,
-                             logger='current'):
-        with checkpoint_globals():
-            try:
-                return load_checkpoint(cls, filename, map_location, logger)
-            except pickle.UnpicklingError as error:
-                raise pickle.UnpicklingError(
-                    _refusal_message(filename, error)) from error
-
-    CheckpointLoader.register_scheme(
-        prefixes='', loader=load_from_local, force=True)
-    CheckpointLoader.load_checkpoint = classmethod(safe_load_checkpoint)
     _APPLIED['checkpoint_loading'] = (
         f'safe checkpoint loading ({len(_safe_globals())} globals '
         'allow-listed)')

@@ -158,7 +158,13 @@ def test_benchmark_end_to_end(tmp_path, capsys):
     out = capsys.readouterr().out
     assert '[finetune single_positive an seed 0] test mAP' in out
 
-    again = benchmark.main(args)
+    # Existing outputs are replaced with --force only (which also reruns).
+    with pytest.raises(FileExistsError, match='b.json.*--force'):
+        benchmark.main(args)
+    again = benchmark.main([
+        arg.replace(f'{osp.sep}b.', f'{osp.sep}again.') if arg.startswith(
+            str(tmp_path)) else arg for arg in args
+    ])
     assert again['finetune']['single_positive']['an']['mAP'] \
         == rows['an']['mAP']
     assert 'test mAP' not in capsys.readouterr().out.split('**')[0]
@@ -191,10 +197,12 @@ def test_extract_backbone(tmp_path):
     assert list(result['state_dict']) == ['backbone.conv.weight']
     assert result['meta'] == dict(epoch=3, extracted_from='model.pth')
     torch.save(dict(state_dict={'head.fc.bias': torch.ones(1)}), source)
-    with pytest.raises(ValueError, match='model.pth has no'):
+    with pytest.raises(FileExistsError, match='--force'):
         converter.main([str(source), str(out)])
+    with pytest.raises(ValueError, match='model.pth has no'):
+        converter.main([str(source), str(out), '--force'])
     with pytest.raises(FileNotFoundError, match='nothing.pth'):
-        converter.main([str(tmp_path / 'nothing.pth'), str(out)])
+        converter.main([str(tmp_path / 'nothing.pth'), str(out), '--force'])
 
 
 def test_linear_mode_freezes_the_whole_backbone():

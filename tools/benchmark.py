@@ -51,6 +51,7 @@ from mmengine.config import Config, DictAction  # noqa: E402
 
 from mmlml.analysis.benchmark_results import aggregate  # noqa: E402
 from mmlml.analysis.benchmark_results import markdown_table  # noqa: E402
+from mmlml.output_files import check_output  # noqa: E402
 
 TOOLS = osp.dirname(osp.abspath(__file__))
 
@@ -343,7 +344,10 @@ def parse_args(argv=None):
     parser.add_argument('--markdown', help='markdown file of the tables')
     parser.add_argument('--figure', help='PNG file of the comparison')
     parser.add_argument(
-        '--force', action='store_true', help='rerun finished runs')
+        '--force',
+        action='store_true',
+        help='rerun finished runs and replace existing --out, --markdown '
+        'and --figure files')
     parser.add_argument(
         '--cfg-options',
         nargs='+',
@@ -351,6 +355,12 @@ def parse_args(argv=None):
         help='override settings of every run (before the mode and the '
         'setting)')
     args = parser.parse_args(argv)
+    for option in ('out', 'markdown', 'figure'):
+        check_output(
+            getattr(args, option),
+            args.configs or (),
+            args.force,
+            option='--' + option)
     if not args.configs:
         demo = osp.join(osp.dirname(TOOLS), 'configs', 'demo')
         args.configs = sorted(

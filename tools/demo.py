@@ -28,6 +28,7 @@ import mmlml  # noqa: E402,F401
 from mmlml.analysis.benchmark_results import COLUMNS  # noqa: E402
 from mmlml.analysis.benchmark_results import aggregate  # noqa: E402
 from mmlml.analysis.benchmark_results import summarise  # noqa: E402
+from mmlml.output_files import add_force_argument, check_output  # noqa: E402
 
 DIAGNOSTICS = ('score_pos', 'score_neg', 'recall', 'precision', 'auc')
 
@@ -143,7 +144,9 @@ def main(argv=None):
         nargs='+',
         action=DictAction,
         help='override settings of every config')
+    add_force_argument(parser)
     args = parser.parse_args(argv)
+    check_output(args.out, args.configs, args.force)
 
     results = {}
     for config in args.configs:

@@ -52,6 +52,7 @@ from mmpretrain.models.heads import MultiLabelClsHead  # noqa: E402
 from mmpretrain.structures import DataSample  # noqa: E402
 
 import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
+from mmlml.output_files import add_force_argument, check_output  # noqa: E402
 from mmlml.registry import DATASETS, MODELS, TRANSFORMS  # noqa: E402
 
 IMAGE_EXTENSIONS = ('.jpg', '.jpeg', '.png', '.bmp', '.webp')
@@ -103,7 +104,10 @@ def parse_args(argv=None):
         nargs='+',
         action=DictAction,
         help='override config settings')
+    add_force_argument(parser)
     args = parser.parse_args(argv)
+    check_output(args.out, [args.config, args.checkpoint, *args.inputs],
+                 args.force)
     if not 0 < args.thr < 1:
         parser.error(f'--thr must lie in (0, 1), got {args.thr}')
     if args.topk is not None and args.topk < 1:

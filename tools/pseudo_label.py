@@ -52,6 +52,7 @@ from mmengine.registry import init_default_scope  # noqa: E402
 import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
 from mmlml.analysis import model_scores  # noqa: E402
 from mmlml.datasets import PartialLabelDataset, split_train_val  # noqa: E402
+from mmlml.output_files import add_force_argument, check_output  # noqa: E402
 from mmlml.registry import DATASETS  # noqa: E402
 
 
@@ -75,7 +76,9 @@ def parse_args(argv=None):
     model_scores.add_scoring_arguments(
         parser, 'val', 'the dataloader whose pipeline transforms the '
         'training images (default: val)')
+    add_force_argument(parser)
     args = parser.parse_args(argv)
+    check_output(args.out, (args.config, args.checkpoint), args.force)
     if not args.out.endswith('.npy'):
         parser.error(f'--out must be a .npy file, got {args.out!r}')
     if not 0 <= args.thr <= 1:

@@ -8,14 +8,19 @@ import argparse
 import json
 import os
 import os.path as osp
+import re
 import sys
 
 sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 from mmengine.config import Config, ConfigDict, DictAction  # noqa: E402
+from mmengine.hooks import Hook  # noqa: E402
+from mmengine.model import is_model_wrapper  # noqa: E402
 from mmengine.runner import Runner  # noqa: E402
 
 import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
+from mmlml.dist_end import end_distributed  # noqa: E402
+from mmlml.output_files import add_force_argument, check_output  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -45,7 +50,9 @@ def parse_args(argv=None):
         default='none',
         help='job launcher')
     parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
+    add_force_argument(parser)
     args = parser.parse_args(argv)
+    check_output(args.out, (args.config, args.checkpoint), args.force)
     if 'LOCAL_RANK' not in os.environ:
         os.environ['LOCAL_RANK'] = str(args.local_rank)
     return args
@@ -76,6 +83,53 @@ def merge_args(cfg, args):
     return cfg
 
 
+class CheckpointFitHook(Hook):
+    """Refuse to evaluate a checkpoint whose weights do not all fit the
+    model: MMEngine loads ``load_from`` with ``strict=False``, so a missing
+    or renamed head would be scored with its random initial values (the
+    check of ``tools/infer.py``, which loads with ``strict=True``). Runs on
+    every rank, before any weight is copied."""
+
+    priority = 'VERY_HIGH'
+
+    def __init__(self, checkpoint: str):
+        self.checkpoint = checkpoint
+
+    def after_load_checkpoint(self, runner, checkpoint: dict) -> None:
+        state = checkpoint.get('state_dict', checkpoint)
+        if not isinstance(state, dict):
+            raise ValueError(f'The checkpoint {self.checkpoint} holds no '
+                             'state_dict.')
+        state = {re.sub(r'^module\.', '', k): v for k, v in state.items()}
+        model = runner.model.module if is_model_wrapper(
+            runner.model) else runner.model
+        own = model.state_dict()
+        missing = [key for key in own if key not in state]
+        unexpected = [key for key in state if key not in own]
+        shapes = [
+            f'{key} {tuple(state[key].shape)} (model: '
+            f'{tuple(value.shape)})' for key, value in own.items()
+            if key in state and hasattr(state[key], 'shape')
+            and tuple(state[key].shape) != tuple(value.shape)
+        ]
+        problems = []
+        if missing:
+            problems.append(f'missing keys (the model would keep their '
+                            f'random initial values): {", ".join(missing)}')
+        if shapes:
+            problems.append('keys of another shape: ' + '; '.join(shapes))
+        if unexpected:
+            problems.append('keys the model does not have: ' +
+                            ', '.join(unexpected))
+        if problems:
+            raise ValueError(
+                f'The checkpoint {self.checkpoint} does not fit the model of '
+                'the config, so tools/test.py would score a partly random '
+                'model. ' + '. '.join(problems) + '. Test a checkpoint '
+                'trained with this config (a renamed head: rename its keys '
+                'in the checkpoint).')
+
+
 def main(argv=None):
     args = parse_args(argv)
     if args.out and args.out_item == 'metrics' and \
@@ -87,10 +141,12 @@ def main(argv=None):
         runner = RUNNERS.build(cfg)
     else:
         runner = Runner.from_cfg(cfg)
+    runner.register_hook(CheckpointFitHook(args.checkpoint))
     metrics = runner.test()
     if args.out and args.out_item == 'metrics' and runner.rank == 0:
         with open(args.out, 'w') as f:
             json.dump({k: float(v) for k, v in metrics.items()}, f, indent=2)
+    end_distributed()
     return metrics
 
 

@@ -21,6 +21,7 @@ from mmengine.config import Config, DictAction  # noqa: E402
 from mmengine.runner import Runner  # noqa: E402
 
 import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
+from mmlml.dist_end import end_distributed  # noqa: E402
 from mmlml.hooks import ResumeCheckHook  # noqa: E402
 
 
@@ -127,6 +128,7 @@ def main(argv=None):
         # A resumed checkpoint of another model or method fails clearly.
         runner.register_hook(ResumeCheckHook())
     runner.train()
+    end_distributed()
     return runner
 
 

@@ -5,7 +5,6 @@ import logging
 import numbers
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-import mmengine
 import numpy as np
 from mmengine.dataset.base_dataset import force_full_init
 from mmengine.logging import print_log
@@ -13,7 +12,7 @@ from mmpretrain.datasets import MultiLabelDataset
 
 from mmlml.registry import DATASETS
 from .checks import check_index
-from .file_utils import check_file, quote
+from .file_utils import load_annotation, quote
 from .label_states import (UNLISTED, check_label_indices, evaluation_target,
                            label_matrices, label_states)
 
@@ -176,7 +175,8 @@ class CustomMultiLabelDataset(MultiLabelDataset):
         """Read MMPretrain's annotation file (``ann_file``), with errors
         that name the file and the item.
 
-        The file (JSON, or any format ``mmengine.load`` reads) holds an
+        The file (JSON or YAML, read by safe parsers; a pickle is
+        refused, as loading one can run any code it names) holds an
         object with a ``data_list`` list of items, each an object with the
         keys of ``data_prefix`` (``img_path``), and optionally a
         ``metainfo`` object (the ``classes``). An image listed twice is
@@ -186,13 +186,7 @@ class CustomMultiLabelDataset(MultiLabelDataset):
             list[dict]: The items, with the prefixes joined.
         """
         path = self.ann_file
-        if '://' not in path:  # a local file (MMEngine reads URIs too)
-            check_file(path, 'The annotation file')
-        try:
-            annotations = mmengine.load(path)
-        except ValueError as error:  # json.JSONDecodeError among others
-            raise ValueError(f'The annotation file {path!r} cannot be '
-                             f'parsed: {error}.') from error
+        annotations = load_annotation(path, 'The annotation file')
         data_list = annotations.get('data_list') if isinstance(
             annotations, dict) else None
         if not isinstance(data_list, list):

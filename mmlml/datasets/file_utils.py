@@ -1,9 +1,18 @@
 """Reading the annotation files of the dataset classes, with errors that
 name the file."""
+import json
 import os.path as osp
 from typing import Any, List
 
-__all__ = ['check_file', 'read_lines', 'quote']
+__all__ = [
+    'check_file', 'read_lines', 'quote', 'load_annotation', 'SAFE_FORMATS'
+]
+
+#: The formats :func:`load_annotation` reads, by file extension: parsers
+#: that build plain values only (no Python objects, no code).
+SAFE_FORMATS = {'.json': 'JSON', '.yaml': 'YAML', '.yml': 'YAML'}
+#: Extensions of pickle files, refused: unpickling can run any code.
+PICKLE_EXTENSIONS = ('.pkl', '.pickle', '.pk')
 
 
 def check_file(path: str, what: str) -> None:
@@ -29,3 +38,49 @@ def quote(entry: Any, limit: int = 120) -> str:
     """An entry of an annotation file as an error message quotes it."""
     text = repr(entry)
     return text if len(text) <= limit else text[:limit] + '...'
+
+
+def load_annotation(path: str, what: str = 'The annotation file') -> Any:
+    """Parse a JSON (``.json``) or YAML (``.yaml``, ``.yml``) annotation
+    file with a safe parser (``json.loads``, ``yaml.safe_load``), from a
+    local path or any URI MMEngine's file backends read.
+
+    Raises:
+        ValueError: ``path`` is a pickle (``.pkl``, ``.pickle``): loading
+            one can run any code it names, so it is refused; or another
+            format; or a file that does not parse.
+    """
+    extension = osp.splitext(path)[1].lower()
+    formats = ', '.join(f'{name} ({ext})'
+                        for ext, name in SAFE_FORMATS.items())
+    if extension in PICKLE_EXTENSIONS:
+        raise ValueError(
+            f'{what} {path!r} is a pickle file: loading a pickle can run any '
+            'code it names, so it is refused. Annotation files are read in '
+            f'{formats}. Convert a file you trust once, in a session you '
+            "allow to run its code: mmengine.dump(mmengine.load('x.pkl'), "
+            "'x.json').")
+    if extension not in SAFE_FORMATS:
+        raise ValueError(f'{what} {path!r} has the extension '
+                         f'{extension or "(none)"!r}: annotation files are '
+                         f'read in {formats}.')
+    if '://' in path:  # MMEngine's file backends (http, s3, ...)
+        from mmengine.fileio import get_text
+        text = get_text(path)
+    else:
+        check_file(path, what)
+        with open(path, encoding='utf-8-sig') as f:
+            text = f.read()
+    try:
+        if SAFE_FORMATS[extension] == 'JSON':
+            return json.loads(text)
+        import yaml
+        return yaml.safe_load(text)
+    except ValueError as error:  # json.JSONDecodeError
+        raise ValueError(f'{what} {path!r} cannot be parsed: '
+                         f'{error}.') from error
+    except Exception as error:  # yaml.YAMLError (incl. python/ tags)
+        if type(error).__module__.startswith('yaml'):
+            raise ValueError(f'{what} {path!r} cannot be parsed as safe '
+                             f'YAML (plain values only): {error}') from error
+        raise

@@ -76,6 +76,7 @@ from mmlml.analysis import missing_label_scores as mls  # noqa: E402
 from mmlml.analysis import model_scores  # noqa: E402
 from mmlml.datasets import PartialLabelDataset  # noqa: E402
 from mmlml.datasets import find_partial_label_dataset  # noqa: E402
+from mmlml.output_files import add_force_argument, check_output  # noqa: E402
 from mmlml.registry import DATASETS, HOOKS  # noqa: E402
 from mmlml.structures import LabelStore  # noqa: E402
 
@@ -102,7 +103,9 @@ def parse_args(argv=None):
         'images (default: test, val if the config has no test dataloader)')
     parser.add_argument(
         '--name', help='the run name in the figures (default: the config)')
+    add_force_argument(parser)
     args = parser.parse_args(argv)
+    check_output(args.out, (args.config, args.checkpoint), args.force)
     if not args.out.endswith('.npz'):
         parser.error(f'--out must be a .npz file, got {args.out!r}')
     model_scores.check_scoring_arguments(parser, args)

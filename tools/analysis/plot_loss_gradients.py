@@ -31,6 +31,7 @@ import numpy as np  # noqa: E402
 from mmengine.config import Config, DictAction  # noqa: E402
 
 from mmlml.analysis import loss_gradients as lg  # noqa: E402
+from mmlml.output_files import add_force_argument, check_output  # noqa: E402
 
 TARGET_TITLES = {
     'negative': 'Unannotated labels (target 0)',
@@ -147,7 +148,11 @@ def parse_args(argv=None):
         '--list-presets', action='store_true', help='describe the presets')
     parser.add_argument(
         '--list-losses', action='store_true', help='list registered losses')
-    return parser.parse_args(argv)
+    add_force_argument(parser)
+    args = parser.parse_args(argv)
+    check_output(args.out, (), args.force)
+    check_output(args.csv, (), args.force, option='--csv')
+    return args
 
 
 def apply_cfg_options(specs, options):

@@ -33,6 +33,12 @@ import glob
 import json
 import os
 import os.path as osp
+import sys
+
+sys.path.insert(0,
+                osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
+
+from mmlml.output_files import add_force_argument, check_output  # noqa: E402
 
 METRICS = ('frac_missing', 'pos_rate', 'score_pos', 'score_neg', 'recall',
            'precision', 'auc', 'auc_macro')
@@ -62,7 +68,9 @@ def parse_args(argv=None):
         '--xlabel',
         default='epoch',
         help="the unit of the hook's steps (default: epoch)")
+    add_force_argument(parser)
     args = parser.parse_args(argv)
+    check_output(args.out, args.runs, args.force)
     if args.names is not None and len(args.names) != len(args.runs):
         parser.error(f'--names needs one name per run: {len(args.runs)} '
                      f'runs, {len(args.names)} names')

@@ -48,6 +48,11 @@ sys.path.insert(0,
 import numpy as np  # noqa: E402
 
 from mmlml.analysis import missing_label_scores as mls  # noqa: E402
+from mmlml.output_files import add_force_argument, check_output  # noqa: E402
+
+#: The files written into --out-dir.
+OUTPUT_FILES = ('histograms.png', 'wasserstein.png', 'wasserstein_scatter.png',
+                'ppv_npv.png', 'summary.json')
 
 #: The colour of each group in the histograms.
 GROUP_COLORS = {
@@ -93,7 +98,14 @@ def parse_args(argv=None):
         type=int,
         default=101,
         help='points of the threshold grid on [0, 1] (default: 101)')
+    add_force_argument(parser)
     args = parser.parse_args(argv)
+    for name in OUTPUT_FILES:
+        check_output(
+            osp.join(args.out_dir, name),
+            args.files,
+            args.force,
+            option=f'--out-dir {args.out_dir}: the file')
     if args.names is not None and len(args.names) != len(args.files):
         parser.error(f'--names needs one name per file: {len(args.files)} '
                      f'files, {len(args.names)} names')

@@ -43,6 +43,7 @@ from mmlml.datasets.openimages_multi_label import (  # noqa: E402
     class_display_names, read_class_descriptions, read_class_subset,
     read_human_labels, save_labels)
 from mmlml.datasets.summary import dataset_summary, format_summary  # noqa
+from mmlml.output_files import add_force_argument, check_output  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -87,7 +88,11 @@ def parse_args(argv=None):
         help='do not look for the image files')
     parser.add_argument(
         '--no-progress', action='store_true', help='no progress bars')
+    add_force_argument(parser)
     args = parser.parse_args(argv)
+    check_output(args.out,
+                 (args.ann_file, args.classes_file, args.class_descriptions),
+                 args.force)
     if not args.out.lower().endswith('.npz'):
         parser.error(f'--out must be an .npz file, but got {args.out!r}.')
     return args

@@ -22,6 +22,7 @@ import torch
 from mmengine.runner.checkpoint import _load_checkpoint
 
 import mmlml  # noqa: F401  (MMEngine's checkpoint loading, as patched)
+from mmlml.output_files import add_force_argument, check_output
 
 PREFIX = 'backbone.'
 
@@ -44,7 +45,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('checkpoint', help='the classifier checkpoint')
     parser.add_argument('out', help='the backbone checkpoint to write')
+    add_force_argument(parser)
     args = parser.parse_args(argv)
+    check_output(args.out, [args.checkpoint], args.force, option='OUT')
     if not osp.isfile(args.checkpoint):
         raise FileNotFoundError(f'No checkpoint at {args.checkpoint}.')
     checkpoint = _load_checkpoint(args.checkpoint, map_location='cpu')

@@ -1,0 +1,524 @@
+"""One loading policy for every checkpoint MMEngine loads.
+
+A checkpoint is a pickle: loading one with ``weights_only=False`` runs any
+code the file names. :func:`install` makes every loader that MMEngine's
+``CheckpointLoader`` knows load with ``torch.load(..., weights_only=True)``
+and the same allow-list (:func:`checkpoint_safe_globals`, what MMEngine's
+own checkpoints hold besides tensors):
+
+* local paths (``''``);
+* URLs (``http://``, ``https://``): downloaded into torch.hub's cache
+  (``$TORCH_HOME/hub/checkpoints``), then loaded from there through
+  ``torch.hub.load_state_dict_from_url(..., weights_only=True)``;
+* the names that resolve to URLs or to files of MMEngine's home
+  (``torchvision://``, ``modelzoo://``, ``open-mmlab://``,
+  ``openmmlab://``, ``mmcls://``);
+* the object stores (``pavi://``, ``s3://``, ``petrel://``).
+
+A file that needs anything else is refused with :class:`CheckpointRefused`
+(a ``pickle.UnpicklingError``) naming the file, the globals outside the
+allow-list and how to allow a trusted file.
+"""
+import contextlib
+import functools
+import importlib
+import io
+import logging
+import os
+import os.path as osp
+import pickle
+import tempfile
+import threading
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
+from urllib.parse import urlparse
+
+import torch
+
+__all__ = [
+    'CheckpointRefused', 'checkpoint_safe_globals',
+    'checkpoint_safe_global_names', 'checkpoint_globals', 'safe_load',
+    'load_url', 'hub_cache_file', 'install', 'SCHEMES'
+]
+
+#: The statistics methods of ``HistoryBuffer`` that its pickled state
+#: refers to, and the annealing functions that a ``OneCycleParamScheduler``
+#: keeps in its state dict: the only ``getattr(owner, name)`` calls
+#: (pickle protocol 2's form of a method reference) allowed in a
+#: checkpoint.
+_ALLOWED_ATTRIBUTES: Dict[str, Tuple[str, ...]] = {
+    'mmengine.logging.history_buffer.HistoryBuffer':
+    ('min', 'max', 'current', 'mean'),
+    'mmengine.optim.scheduler.param_scheduler.OneCycleParamScheduler':
+    ('_annealing_cos', '_annealing_linear'),
+}
+#: Modules whose globals torch refuses even when they are allow-listed.
+_BLOCKED_MODULES = ('os', 'posix', 'nt', 'sys')
+
+
+class _AttributeOwner:
+    """Stands in a checkpoint for a class that appears there only as the
+    owner of allowed attributes (``getattr(owner, name)``): it can be
+    neither called nor instantiated, so allow-listing it does not allow
+    building objects of the class."""
+
+    def __init__(self, cls: type):
+        self.cls = cls
+
+    def __call__(self, *args, **kwargs):
+        raise pickle.UnpicklingError(
+            f'{self.cls.__qualname__} may only appear in a checkpoint as the '
+            'owner of an allowed attribute')
+
+    def __repr__(self) -> str:
+        return f'<owner {self.cls.__module__}.{self.cls.__qualname__}>'
+
+
+def _import(path: str):
+    """The object at a dotted ``module.name`` path."""
+    module, _, name = path.rpartition('.')
+    return getattr(importlib.import_module(module), name)
+
+
+@functools.lru_cache(maxsize=1)
+def _owners() -> Dict[str, object]:
+    """Dotted class path -> the object a checkpoint's global resolves to."""
+    from mmengine.logging.history_buffer import HistoryBuffer
+    owners = {}
+    for path in _ALLOWED_ATTRIBUTES:
+        cls = _import(path)
+        # HistoryBuffer is allow-listed as itself (its objects are built);
+        # the other owners only through a stand-in.
+        owners[path] = cls if cls is HistoryBuffer else _AttributeOwner(cls)
+    return owners
+
+
+def _checkpoint_getattr(owner, name: str):
+    """``getattr`` restricted to :data:`_ALLOWED_ATTRIBUTES`: what a
+    checkpoint's ``builtins.getattr`` global resolves to."""
+    owners = _owners()
+    for path, names in _ALLOWED_ATTRIBUTES.items():
+        if owner is owners[path] and name in names:
+            cls = owner.cls if isinstance(owner, _AttributeOwner) else owner
+            return getattr(cls, name)
+    raise pickle.UnpicklingError(
+        f'getattr({owner!r}, {name!r}) is not allowed in a checkpoint: '
+        'only the statistics methods of HistoryBuffer and the annealing '
+        'functions of OneCycleParamScheduler are')
+
+
+def _numpy_globals() -> List[tuple]:
+    """numpy's array and scalar reconstructors, the array and dtype classes,
+    and the classes of the numeric dtypes."""
+    import numpy as np
+    entries = []
+    for name in ('_reconstruct', 'scalar'):
+        found = None
+        for module in ('numpy._core.multiarray', 'numpy.core.multiarray'):
+            try:
+                found = getattr(importlib.import_module(module), name)
+                break
+            except (ImportError, AttributeError):
+                continue
+        if found is not None:
+            # Files written under numpy 2 name numpy._core, under numpy 1
+            # numpy.core: both names resolve to the installed function.
+            entries += [(found, f'numpy._core.multiarray.{name}'),
+                        (found, f'numpy.core.multiarray.{name}')]
+    entries += [(np.ndarray, 'numpy.ndarray'), (np.dtype, 'numpy.dtype')]
+    # The dtype of an unpickled array is rebuilt (BUILD) as an instance of
+    # its dtype class (numpy.dtypes.Float64DType...): bool, integers,
+    # floating point and complex only (no object, string, void or
+    # datetime dtypes).
+    codes = '?' + np.typecodes['AllInteger'] + np.typecodes['AllFloat']
+    classes = {type(np.dtype(code)) for code in codes}
+    for cls in sorted(classes, key=lambda c: c.__qualname__):
+        entries.append((cls, f'{cls.__module__}.{cls.__qualname__}'))
+    return entries
+
+
+@functools.lru_cache(maxsize=1)
+def _safe_globals() -> Tuple[tuple, ...]:
+    entries = [(owner, path) for path, owner in _owners().items()]
+    entries.append((_checkpoint_getattr, 'builtins.getattr'))
+    entries += _numpy_globals()
+    return tuple(entries)
+
+
+def checkpoint_safe_globals() -> List[tuple]:
+    """The globals allow-listed while MMEngine loads a checkpoint, as
+    ``(object, 'module.name')`` pairs for
+    :func:`torch.serialization.add_safe_globals`.
+
+    They are what MMEngine's own checkpoints (``CheckpointHook``,
+    ``Runner.save_checkpoint``, with ``EMAHook``, a ``OneCycleLR`` schedule
+    and mmlml's label-store state) pickle besides tensors, containers and
+    plain Python values, which torch accepts by default:
+
+    * ``mmengine.logging.history_buffer.HistoryBuffer``: the logged scalars
+      of the message hub (``checkpoint['message_hub']['log_scalars']``).
+      Its state holds its statistics methods, pickled as
+      ``getattr(HistoryBuffer, 'min')``...
+    * ``builtins.getattr``: resolves to a restricted ``getattr`` that only
+      returns those methods (``min``, ``max``, ``current``, ``mean``) and
+      ``OneCycleParamScheduler``'s annealing functions, which its state
+      dict holds (``anneal_func``); any other call is refused.
+    * ``mmengine.optim.scheduler.param_scheduler.OneCycleParamScheduler``:
+      as the owner of those functions only; it resolves to a stand-in that
+      cannot be called or instantiated.
+    * ``numpy._core.multiarray._reconstruct`` (and its numpy 1 name
+      ``numpy.core.multiarray._reconstruct``), ``numpy.ndarray`` and
+      ``numpy.dtype``: the arrays of the ``HistoryBuffer`` objects.
+    * ``numpy._core.multiarray.scalar`` (and ``numpy.core.multiarray.
+      scalar``): numpy scalars, e.g. the message hub's ``eta``.
+    * The classes of the boolean, integer, floating-point and complex
+      dtypes (``numpy.dtypes.Float64DType``... under numpy 2,
+      ``numpy.dtype[float64]``... under numpy 1): a pickled dtype is rebuilt
+      as an instance of its class, which must be allow-listed. MMEngine's
+      buffers hold float64 and int64; the other numeric dtypes are as
+      harmless and appear with other logged values.
+
+    None of them runs a callable named by the file: the reconstructors only
+    build arrays, scalars and dtypes from the values given.
+    """
+    return list(_safe_globals())
+
+
+def checkpoint_safe_global_names() -> List[str]:
+    """The dotted names of :func:`checkpoint_safe_globals`."""
+    return [name for _, name in _safe_globals()]
+
+
+_GLOBALS_LOCK = threading.Lock()
+_globals_depth = 0
+_globals_context: Optional[contextlib.ExitStack] = None
+
+
+@contextlib.contextmanager
+def checkpoint_globals() -> Iterator[None]:
+    """Allow-list :func:`checkpoint_safe_globals` for ``torch.load(...,
+    weights_only=True)`` inside the block (nestable, thread-safe).
+
+    The entries are added to torch's allow-list on entering the outermost
+    block and removed on leaving it, except those that were allow-listed
+    already (e.g. by the user's own ``add_safe_globals``), which stay.
+
+    Example:
+        >>> with checkpoint_globals():
+        ...     ckpt = torch.load('epoch_2.pth', weights_only=True)
+    """
+    global _globals_depth, _globals_context
+    with _GLOBALS_LOCK:
+        if _globals_depth == 0:
+            present = set(torch.serialization.get_safe_globals())
+            added = [g for g in _safe_globals() if g not in present]
+            stack = contextlib.ExitStack()
+            stack.enter_context(torch.serialization.safe_globals(added))
+            _globals_context = stack
+        _globals_depth += 1
+    try:
+        yield
+    finally:
+        with _GLOBALS_LOCK:
+            _globals_depth -= 1
+            if _globals_depth == 0:
+                _globals_context.close()
+                _globals_context = None
+
+
+# -------------------------------------------------------------- refusals
+
+
+class CheckpointRefused(pickle.UnpicklingError):
+    """A checkpoint that needs globals outside the allow-list."""
+
+
+def _unsafe_globals(file) -> List[str]:
+    """The globals of the checkpoint ``file`` (a path or a binary buffer)
+    outside the allow-list (empty if unknown: no file, or not a zip
+    checkpoint)."""
+    if isinstance(file, str) and not osp.isfile(file):
+        return []
+    if file is None:
+        return []
+    try:
+        if not isinstance(file, str):
+            file.seek(0)
+        found = torch.serialization.get_unsafe_globals_in_checkpoint(file)
+    except Exception:  # a legacy (non-zip) file: torch's message only
+        return []
+    allowed = set(checkpoint_safe_global_names())
+    return [name for name in found if name not in allowed]
+
+
+def _refusal_message(source: str, error: Exception, path=None) -> str:
+    """Why the checkpoint ``source`` (read from the file ``path``, when it
+    is a file or buffer of its own) was refused, and how to load it if
+    trusted."""
+    if path is None and isinstance(source, str):
+        candidate = osp.expanduser(source)
+        path = candidate if osp.isfile(candidate) else None
+    unsafe = _unsafe_globals(path)
+    lines = [
+        f'Refused to load the checkpoint {source!r}: loading it needs '
+        'Python objects outside the allow-list of safe checkpoint contents '
+        '(tensors, containers, plain values, and what MMEngine checkpoints '
+        'hold: HistoryBuffer, numeric numpy arrays and scalars; see '
+        'mmlml.checkpoint_policy.checkpoint_safe_globals).'
+    ]
+    if isinstance(path, str) and path != osp.expanduser(str(source)):
+        lines.append(f'The file was read from {path}.')
+    if unsafe:
+        lines.append('Globals outside the allow-list: ' + ', '.join(unsafe) +
+                     '.')
+    lines.append(
+        'Unpickling them could run arbitrary code, so every checkpoint '
+        '(local file, URL, torchvision://, open-mmlab://, mmcls://, object '
+        'store) is loaded with torch.load(weights_only=True).')
+    blocked = [g for g in unsafe if g.split('.', 1)[0] in _BLOCKED_MODULES]
+    if blocked:
+        lines.append(
+            f'{", ".join(blocked)} can never be allow-listed: this is not a '
+            'plain checkpoint; do not load it' +
+            (f' (delete {path})'
+             if isinstance(path, str) and path != source else '') + '.')
+    else:
+        needed = (', '.join(unsafe) if unsafe else
+                  "the class or function named in torch's message below")
+        lines.append(
+            'If you trust this file and where it came from, allow-list what '
+            'it needs in your own code before loading it (e.g. in a module '
+            "listed in the config's custom_imports): "
+            'torch.serialization.add_safe_globals([...]) with the imported '
+            f'objects ({needed}); or convert it once in a trusted session: '
+            "torch.save(torch.load(path, weights_only=False)['state_dict'], "
+            'new_path), and load new_path.')
+    lines.append(f'torch: {error}')
+    return '\n'.join(lines)
+
+
+def _refused(source: str, path=None):
+    """A context that turns torch's ``UnpicklingError`` into
+    :class:`CheckpointRefused` with :func:`_refusal_message`."""
+
+    @contextlib.contextmanager
+    def context():
+        try:
+            yield
+        except CheckpointRefused:
+            raise
+        except pickle.UnpicklingError as error:
+            raise CheckpointRefused(_refusal_message(source, error,
+                                                     path)) from error
+
+    return context()
+
+
+# ---------------------------------------------------------------- loading
+
+
+def safe_load(file, map_location=None, source: Optional[str] = None):
+    """``torch.load(file, weights_only=True)`` with the allow-list.
+
+    Args:
+        file (str | file-like): A path or a binary buffer.
+        map_location: As for :func:`torch.load`.
+        source (str, optional): What the error names (a URL, an object-store
+            path); defaults to ``file``.
+
+    Raises:
+        CheckpointRefused: The file needs globals outside the allow-list.
+    """
+    with checkpoint_globals(), _refused(source or str(file), file):
+        # Explicit: neither an older torch's default nor
+        # TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD turns unsafe loading back on.
+        return torch.load(file, map_location=map_location, weights_only=True)
+
+
+def hub_cache_file(url: str, model_dir: Optional[str] = None) -> str:
+    """Where torch.hub keeps the download of ``url``:
+    ``model_dir`` (default ``<torch.hub.get_dir()>/checkpoints``) joined
+    with the last part of the URL's path."""
+    if model_dir is None:
+        model_dir = osp.join(torch.hub.get_dir(), 'checkpoints')
+    return osp.join(model_dir, osp.basename(urlparse(url).path))
+
+
+def _download(url: str, cached: str, progress: bool) -> None:
+    """Download ``url`` to ``cached`` unless it is there already."""
+    if osp.isfile(cached):
+        return
+    os.makedirs(osp.dirname(cached), exist_ok=True)
+    torch.hub.download_url_to_file(url, cached, progress=progress)
+
+
+def load_url(url: str,
+             map_location=None,
+             model_dir: Optional[str] = None,
+             progress: bool = False):
+    """Load the checkpoint at ``url`` with ``weights_only=True``.
+
+    The file is downloaded into torch.hub's cache (:func:`hub_cache_file`)
+    unless it is there, then loaded from the cache through
+    ``torch.hub.load_state_dict_from_url(..., weights_only=True)``. In a
+    distributed run, rank 0 downloads first while the others wait; a
+    failed download or a refused file raises on every rank, never hangs.
+    """
+    from mmengine.dist import barrier, get_dist_info
+    cached = hub_cache_file(url, model_dir)
+    rank, world_size = get_dist_info()
+    failure = None
+    if world_size > 1:
+        if rank == 0:
+            try:
+                _download(url, cached, progress)
+            except Exception as error:  # raised after the barrier
+                failure = error
+        barrier()
+        if failure is not None:
+            raise failure
+    with checkpoint_globals(), _refused(url, cached):
+        return torch.hub.load_state_dict_from_url(
+            url,
+            model_dir=osp.dirname(cached),
+            map_location=map_location,
+            progress=progress,
+            weights_only=True)
+
+
+def load_from_local(filename: str, map_location=None):
+    filename = osp.expanduser(filename)
+    if not osp.isfile(filename):
+        raise FileNotFoundError(f'{filename} can not be found.')
+    return safe_load(filename, map_location)
+
+
+def load_from_http(filename: str,
+                   map_location=None,
+                   model_dir=None,
+                   progress=None):
+    if progress is None:
+        progress = os.isatty(0)
+    return load_url(filename, map_location, model_dir, progress)
+
+
+def _model_url(table: Dict[str, str], name: str, scheme: str) -> str:
+    if name not in table:
+        raise KeyError(f'{scheme}{name} is not a known checkpoint name; '
+                       f'known names include {sorted(table)[:10]}.')
+    return table[name]
+
+
+def load_from_torchvision(filename: str, map_location=None):
+    from mmengine.runner.checkpoint import get_torchvision_models
+    scheme, name = filename.split('://', 1)
+    if scheme == 'modelzoo':
+        from mmengine.logging import print_log
+        print_log(
+            'modelzoo:// is deprecated; use torchvision:// instead',
+            logger='current',
+            level=logging.WARNING)
+    url = _model_url(get_torchvision_models(), name, 'torchvision://')
+    return load_from_http(url, map_location)
+
+
+def load_from_openmmlab(filename: str, map_location=None):
+    from mmengine.runner import checkpoint as mm_checkpoint
+    scheme, name = filename.split('://', 1)
+    renamed = mm_checkpoint.get_deprecated_model_names()
+    if name in renamed:
+        from mmengine.logging import print_log
+        print_log(
+            f'{scheme}://{name} is deprecated; use '
+            f'{scheme}://{renamed[name]} instead',
+            logger='current',
+            level=logging.WARNING)
+        name = renamed[name]
+    target = _model_url(mm_checkpoint.get_external_models(), name,
+                        f'{scheme}://')
+    if target.startswith(('http://', 'https://')):
+        return load_from_http(target, map_location)
+    # A path relative to MMEngine's home directory.
+    return load_from_local(
+        osp.join(mm_checkpoint._get_mmengine_home(), target), map_location)
+
+
+def load_from_mmcls(filename: str, map_location=None):
+    from mmengine.runner import checkpoint as mm_checkpoint
+    name = filename.split('://', 1)[1]
+    url = _model_url(mm_checkpoint.get_mmcls_models(), name, 'mmcls://')
+    return mm_checkpoint._process_mmcls_checkpoint(
+        load_from_http(url, map_location))
+
+
+def load_from_pavi(filename: str, map_location=None):
+    try:
+        from pavi import modelcloud
+    except ImportError as error:
+        raise ImportError('Loading a pavi:// checkpoint needs the `pavi` '
+                          'package.') from error
+    model = modelcloud.get(filename[len('pavi://'):])
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        local = osp.join(tmp_dir, model.name)
+        model.download(local)
+        return safe_load(local, map_location, source=filename)
+
+
+def load_from_object_store(filename: str, map_location=None, backend='petrel'):
+    from mmengine.fileio import get_file_backend
+    store = get_file_backend(filename, backend_args=dict(backend=backend))
+    with io.BytesIO(store.get(filename)) as buffer:
+        return safe_load(buffer, map_location, source=filename)
+
+
+#: The loaders of :func:`install`: (the prefixes MMEngine registers, the
+#: loader, the name of MMEngine's loader it replaces). MMEngine logs a
+#: loader's name after ``load_from_`` as the backend.
+SCHEMES: Tuple[Tuple[object, Callable, str], ...] = (
+    ('', load_from_local, 'load_from_local'),
+    (('http://', 'https://'), load_from_http, 'load_from_http'),
+    (('modelzoo://', 'torchvision://'), load_from_torchvision,
+     'load_from_torchvision'),
+    (('open-mmlab://', 'openmmlab://'), load_from_openmmlab,
+     'load_from_openmmlab'),
+    ('mmcls://', load_from_mmcls, 'load_from_mmcls'),
+    ('pavi://', load_from_pavi, 'load_from_pavi'),
+    ([r'(\S+\:)?s3://',
+      r'(\S+\:)?petrel://'], load_from_object_store, 'load_from_ceph'),
+)
+
+
+def install() -> bool:
+    """Register the safe loaders of :data:`SCHEMES` with MMEngine's
+    ``CheckpointLoader`` (and under the names of the loaders they replace
+    in ``mmengine.runner.checkpoint``), and make
+    ``CheckpointLoader.load_checkpoint`` allow-list
+    :func:`checkpoint_safe_globals` for loaders registered by others.
+
+    Returns False, changing nothing, on torch < 2.5 (no allow-list API).
+    """
+    serialization = torch.serialization
+    if not all(
+            hasattr(serialization, name)
+            for name in ('safe_globals', 'get_safe_globals',
+                         'get_unsafe_globals_in_checkpoint')):
+        return False
+    from mmengine.runner import checkpoint as mm_checkpoint
+    loader_cls = mm_checkpoint.CheckpointLoader
+    for prefixes, loader, replaced in SCHEMES:
+        loader_cls.register_scheme(prefixes, loader=loader, force=True)
+        setattr(mm_checkpoint, replaced, loader)
+    load_checkpoint = loader_cls.load_checkpoint.__func__
+    if getattr(load_checkpoint, '_mmlml_safe', False):
+        return True
+
+    @functools.wraps(load_checkpoint)
+    def safe_load_checkpoint(cls,
+                             filename,
+                             map_location=None,
+                             logger='current'):
+        with checkpoint_globals(), _refused(filename):
+            return load_checkpoint(cls, filename, map_location, logger)
+
+    safe_load_checkpoint._mmlml_safe = True
+    loader_cls.load_checkpoint = classmethod(safe_load_checkpoint)
+    return True

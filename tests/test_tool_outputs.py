@@ -1,0 +1,171 @@
+"""No script in tools/ replaces an existing file without --force, or writes
+its output over one of its inputs (not even with --force); tools/test.py
+refuses a checkpoint whose weights do not fit the model."""
+import importlib
+import os.path as osp
+import sys
+
+import pytest
+import torch
+from conftest import ROOT
+from mmengine.config import Config
+from mmengine.registry import DefaultScope
+from mmpretrain.registry import MODELS
+
+import mmlml  # noqa: F401
+from mmlml.output_files import check_output
+
+for folder in ('tools', 'tools/analysis', 'tools/model_converters',
+               'tools/dataset_converters'):
+    sys.path.insert(0, osp.join(ROOT, folder))
+
+
+def tool(name):
+    return importlib.import_module(name)
+
+
+def test_check_output(tmp_path):
+    existing = tmp_path / 'existing.json'
+    existing.write_text('{}')
+    check_output(None, ['x'])
+    check_output(str(tmp_path / 'new.json'), [str(existing)])
+    with pytest.raises(FileExistsError, match='--force'):
+        check_output(str(existing))
+    check_output(str(existing), force=True)
+    for force in (False, True):
+        with pytest.raises(ValueError, match='also an input'):
+            check_output(str(existing), ['a', str(existing)], force)
+    # The same file through another spelling of its path.
+    other = str(tmp_path / '.' / 'existing.json')
+    with pytest.raises(ValueError, match='also an input'):
+        check_output(other, [str(existing)], True)
+
+
+# Every tool that writes a file: (module, the command line before the
+# output, how the output is given, the input its output may not replace).
+TOOLS = [
+    ('test', ['CFG', 'CKPT'], '--out', 'CKPT', '.json'),
+    ('infer', ['CFG', 'CKPT', 'IMG'], '--out', 'IMG', '.json'),
+    ('pseudo_label', ['CFG', 'CKPT'], '--out', 'CKPT', '.npy'),
+    ('demo', ['CFG'], '--out', 'CFG', '.json'),
+    ('benchmark', ['CFG'], '--out', 'CFG', '.json'),
+    ('benchmark', ['CFG'], '--markdown', 'CFG', '.md'),
+    ('benchmark', ['CFG'], '--figure', 'CFG', '.png'),
+    ('missing_label_scores', ['CFG', 'CKPT'], '--out', 'CKPT', '.npz'),
+    ('plot_loss_gradients', [], '--out', None, '.png'),
+    ('plot_loss_gradients', [], '--csv', None, '.csv'),
+    ('plot_missing_label_curves', ['CFG'], '--out', 'CFG', '.png'),
+    ('extract_backbone', ['CKPT'], None, 'CKPT', '.pth'),
+    ('openimages',
+     ['--data-root', 'ROOT', '--split', 'validation', '--classes-file',
+      'CFG'], '--out', 'CFG', '.npz'),
+]
+
+
+@pytest.mark.parametrize('name,before,option,input_name,ext', TOOLS)
+def test_tools_refuse_to_overwrite(tmp_path, name, before, option, input_name,
+                                   ext):
+    inputs = {
+        key: str(tmp_path / f'{key.lower()}{ext}')
+        for key in ('CFG', 'CKPT', 'IMG', 'ROOT')
+    }
+    for path in inputs.values():
+        with open(path, 'w') as f:
+            f.write('input')
+    argv = [inputs.get(arg, arg) for arg in before]
+    out = tmp_path / f'out{ext}'
+    out.write_text('not created by the tool')
+
+    def run(target, *extra):
+        given = [target] if option is None else [option, target]
+        return tool(name).main(argv + given + list(extra))
+
+    with pytest.raises(FileExistsError, match='--force'):
+        run(str(out))
+    assert out.read_text() == 'not created by the tool'
+    if input_name is not None:
+        for extra in ((), ('--force', )):
+            with pytest.raises(ValueError, match='also an input'):
+                run(inputs[input_name], *extra)
+        assert open(inputs[input_name]).read() == 'input'
+
+
+def test_plot_missing_label_figures_refuses_to_overwrite(tmp_path):
+    scores = tmp_path / 'run.npz'
+    scores.write_text('input')
+    out_dir = tmp_path / 'figures'
+    out_dir.mkdir()
+    (out_dir / 'summary.json').write_text('{}')
+    module = tool('plot_missing_label_figures')
+    with pytest.raises(FileExistsError, match='summary.json.*--force'):
+        module.main([str(scores), '--out-dir', str(out_dir)])
+    with pytest.raises(ValueError, match='also an input'):
+        module.main([
+            str(tmp_path / 'histograms.png'), '--out-dir',
+            str(tmp_path), '--force'
+        ])
+
+
+def test_extract_backbone_same_path_and_force(tmp_path):
+    """`extract_backbone.py X X` leaves X whole; an existing output is
+    replaced with --force only."""
+    source = osp.join(ROOT, 'checkpoints/synthetic_shapes_source_backbone.pth')
+    checkpoint = tmp_path / 'full.pth'
+    model = torch.nn.Module()
+    model.backbone = torch.nn.Linear(2, 2)
+    model.head = torch.nn.Linear(2, 1)
+    torch.save(dict(state_dict=model.state_dict(), meta={}), checkpoint)
+    before = checkpoint.read_bytes()
+    module = tool('extract_backbone')
+    for extra in ([], ['--force']):
+        with pytest.raises(ValueError, match='also an input'):
+            module.main([str(checkpoint), str(checkpoint)] + extra)
+    assert checkpoint.read_bytes() == before
+    out = tmp_path / 'backbone.pth'
+    module.main([str(checkpoint), str(out)])
+    with pytest.raises(FileExistsError):
+        module.main([str(checkpoint), str(out)])
+    module.main([str(checkpoint), str(out), '--force'])
+    assert osp.isfile(source)
+
+
+# ----------------------------------------------- tools/test.py key check
+
+
+def _save_model_weights(config, path, edit):
+    cfg = Config.fromfile(config)
+    with DefaultScope.overwrite_default_scope('mmpretrain'):
+        model = MODELS.build(cfg.model)
+    state = edit(model.state_dict())
+    torch.save(dict(state_dict=state, meta={}), str(path))
+    return str(path)
+
+
+@pytest.mark.parametrize('edit', ['missing', 'renamed'])
+def test_tools_test_refuses_missing_head(tiny_demo_config, tmp_path, edit):
+    config = tiny_demo_config()
+
+    def change(state):
+        head = [k for k in state if k.startswith('head.')]
+        assert head
+        for key in head:
+            value = state.pop(key)
+            if edit == 'renamed':
+                state[key.replace('head.', 'head.old_')] = value
+        return state
+
+    ckpt = _save_model_weights(config, tmp_path / 'no_head.pth', change)
+    with pytest.raises(ValueError) as info:
+        tool('test').main([config, ckpt])
+    message = str(info.value)
+    assert 'missing keys' in message and 'head.fc.weight' in message
+    assert 'random initial values' in message
+    if edit == 'renamed':
+        assert 'head.old_fc.weight' in message
+
+
+def test_tools_test_accepts_a_fitting_checkpoint(tiny_demo_config, tmp_path):
+    config = tiny_demo_config()
+    ckpt = _save_model_weights(config, tmp_path / 'full.pth', lambda s: s)
+    metrics = tool('test').main([config, ckpt])
+    assert 'multi-label/mAP' in metrics
