@@ -45,8 +45,8 @@ from mmlml.hooks import (APLHook, ClassAPCorrectionHook, LabelEstimatorHook,
 from mmlml.hooks.resume_check_hook import ResumeCheckHook
 from mmlml.models import losses as L
 from mmlml.models.losses import LOSS_CATALOG, example_state
-from mmlml.models.losses.hyperparameters import Real, RealTuple
 from mmlml.registry import DATASETS, METRICS, MODELS, TRANSFORMS
+from mmlml.utils.hyperparameters import Real, RealTuple
 
 NAN, INF = float('nan'), float('inf')
 

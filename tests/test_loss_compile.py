@@ -144,3 +144,17 @@ def test_empty_batch_is_a_zero_loss(name, reduction, avg_factor):
         assert value.shape == () and value.item() == 0
     value.sum().backward()
     assert cls_score.grad is not None and cls_score.grad.shape == (0, 80)
+
+
+def test_bad_target_stops_a_compiled_graph():
+    """Inside a compiled graph the value check is a device-side assertion:
+    a bad target still stops the step, with the eager check's message."""
+    loss = build('HillLoss')
+    cls_score, target = batch(num_samples=4, num_classes=5)
+    target[0, 0] = 0.5  # e.g. a Mixup blend
+    torch._dynamo.reset()
+    compiled = torch.compile(call, fullgraph=True, backend='aot_eager')
+    with pytest.raises(RuntimeError, match='mmlml: target values must be'):
+        compiled(loss, cls_score, target, {})
+    with pytest.raises(ValueError, match=r'found \[0.5\].*Mixup'):
+        call(loss, cls_score, target, {})

@@ -1,6 +1,6 @@
 """The index check shared by the dataset classes, with errors that name
 the dataset and the index. (Numeric arguments are checked with
-:func:`mmlml.models.losses.hyperparameters.check_hparam`.)"""
+:func:`mmlml.utils.hyperparameters.check_hparam`.)"""
 import numbers
 from typing import Any
 

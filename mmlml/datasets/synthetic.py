@@ -11,8 +11,8 @@ from typing import List, Optional, Sequence, Tuple, Union
 import numpy as np
 from mmpretrain.datasets import MultiLabelDataset
 
-from mmlml.models.losses.hyperparameters import Integer, check_hparam
 from mmlml.registry import DATASETS
+from mmlml.utils.hyperparameters import Integer, check_hparam
 from .checks import check_index
 
 __all__ = ['SyntheticShapes']

@@ -13,7 +13,7 @@ import torch
 from mmengine.dist import all_reduce
 from torch import Tensor
 
-from mmlml.models.losses.hyperparameters import Integer, check_hparam
+from mmlml.utils.hyperparameters import Integer, check_hparam
 
 __all__ = ['MissingLabelStatistics', 'histogram_auc']
 

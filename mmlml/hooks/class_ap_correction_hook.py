@@ -7,8 +7,8 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
-from mmlml.models.losses.hyperparameters import check_hparam
 from mmlml.registry import HOOKS
+from mmlml.utils.hyperparameters import check_hparam
 from .label_store_hook import LabelStoreHook
 
 __all__ = [

@@ -15,9 +15,9 @@ from torch import Tensor
 from mmlml.datasets import PartialLabelDataset, find_partial_label_dataset
 from mmlml.evaluation import MissingLabelStatistics
 from mmlml.evaluation.missing_label_statistics import _check_binning
-from mmlml.models.losses.hyperparameters import Integer
 from mmlml.registry import HOOKS
 from mmlml.structures import sample_indices
+from mmlml.utils.hyperparameters import Integer
 
 __all__ = ['MissingLabelDiagnosticsHook']
 

@@ -6,8 +6,8 @@ from mmengine.hooks import Hook
 from mmengine.logging import print_log
 from mmengine.runner import EpochBasedTrainLoop
 
-from mmlml.models.losses.progress import ITERS_PER_EPOCH
 from mmlml.registry import HOOKS
+from mmlml.utils.progress import ITERS_PER_EPOCH
 
 
 @HOOKS.register_module()
@@ -18,7 +18,7 @@ class TrainingProgressHook(Hook):
     moves its schedules at epoch boundaries. They read the epoch from
     MMEngine's ``MessageHub``, where an ``IterBasedTrainLoop`` reports
     epoch 0 of 1 for the whole run, so without this hook they refuse to
-    train (see :func:`~mmlml.models.losses.progress.epoch_progress`). This hook
+    train (see :func:`~mmlml.utils.progress.epoch_progress`). This hook
     publishes ``iters_per_epoch``, the iterations of one pass over the
     training data in each process, and the losses then count
 

@@ -41,9 +41,9 @@ def sample_indices(data_samples: Sequence,
             'A training DataSample has no `sample_idx` in its metainfo: '
             'keep it in the meta keys of PackInputs (it is there by '
             'default) and wrap the training set in a PartialLabelDataset.')
-    indices = torch.as_tensor(indices, dtype=torch.int64)
-    if num_samples is not None and (int(indices.min()) < 0
-                                    or int(indices.max()) >= num_samples):
-        raise IndexError(f'`sample_idx` {indices.tolist()} out of range for '
-                         f'a training set of {num_samples} samples.')
-    return indices
+    # Checked as the Python numbers they are: no tensor is read.
+    if num_samples is not None and (min(indices) < 0
+                                    or max(indices) >= num_samples):
+        raise IndexError(f'`sample_idx` {indices} out of range for a '
+                         f'training set of {num_samples} samples.')
+    return torch.as_tensor(indices, dtype=torch.int64)

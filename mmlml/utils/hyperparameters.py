@@ -1,16 +1,18 @@
 """Declared hyperparameters: one declaration per hyperparameter gives its
-default and its validation, for a loss's functional form and its module.
+default and its validation, for a loss's functional form and its module,
+and for the settings of datasets, hooks and metrics.
 
 A functional loss declares its hyperparameters in
-:func:`~.base.partial_label_loss`; a registered loss module declares the
-ones it takes in its ``hyperparameters`` class attribute (usually the
-functional form's, through :func:`hyperparameters_of`).
-:class:`~.base.PartialLabelLoss` validates them when the module is built,
-stores them as attributes, passes them to the functional form and prints
-them, so no loss writes a constructor, a check or a ``repr`` of its own.
+:func:`~mmlml.models.losses.base.partial_label_loss`; a registered loss
+module declares the ones it takes in its ``hyperparameters`` class
+attribute (usually the functional form's, through
+:func:`hyperparameters_of`). :class:`~mmlml.models.losses.base.
+PartialLabelLoss` validates them when the module is built, stores them as
+attributes, passes them to the functional form and prints them, so no loss
+writes a constructor, a check or a ``repr`` of its own.
 
 Example:
-    >>> from mmlml.models.losses.hyperparameters import Real
+    >>> from mmlml.utils.hyperparameters import Real
     >>> Real(1.5, low=1).validate('lamb', 2)
     2.0
     >>> Real(1.5, low=1).validate('lamb', 0.5)
@@ -237,7 +239,7 @@ def hyperparameters_of(loss_fn: Any, *names: str,
 
     Args:
         loss_fn: A functional loss made with
-            :func:`~.base.partial_label_loss`.
+            :func:`~mmlml.models.losses.base.partial_label_loss`.
         *names: The hyperparameters the module takes with the functional
             form's default.
         **defaults: Hyperparameters the module takes with another default.

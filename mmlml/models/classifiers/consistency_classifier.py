@@ -14,8 +14,8 @@ from mmpretrain.models.utils import ClsDataPreprocessor
 from mmpretrain.structures import DataSample
 from torch import Tensor
 
-from mmlml.models.losses.hyperparameters import check_hparam
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import check_hparam
 from .multi_view_data_preprocessor import MultiViewClsDataPreprocessor
 
 __all__ = ['multi_view_consistency', 'ConsistencyClassifier']

@@ -7,6 +7,8 @@ high-rank regulariser. Baselines: AN, WAN, AN-LS / N-LS, EPR, Large Loss
 (R, Ct), focal, ASL, EntMin and MSE on negatives. ``LossSum`` adds several
 of them. :data:`LOSS_CATALOG` lists them all with the arguments they need.
 """
+from mmlml.utils.hyperparameters import check_hparam
+from mmlml.utils.progress import TrainingProgress
 from .an_loss import ANLoss, assume_negative_loss
 from .anls_loss import ANLSLoss
 from .base import PartialLabelLoss, partial_label_loss
@@ -19,7 +21,6 @@ from .focal_margin_loss import FocalMarginLoss, focal_margin_loss
 from .gr_loss import GRLoss, gce_term, gr_loss, gr_loss_with_weights
 from .high_rank_regularizer import HighRankRegularizer, high_rank_loss
 from .hill_loss import HillLoss, hill_loss
-from .hyperparameters import check_hparam
 from .large_loss import (LargeLoss, large_loss, large_loss_selection,
                          num_large_losses, select_large_losses)
 from .lasd_loss import LASDLoss, lasd_lambda_neg, lasd_loss
@@ -30,7 +31,6 @@ from .opml_sp_loss import OPMLSPLoss, opml_sp_loss, opml_sp_targets
 from .partial_asymmetric_loss import (PartialAsymmetricLoss,
                                       asymmetric_focal_loss)
 from .partial_focal_loss import PartialFocalLoss
-from .progress import TrainingProgress
 from .role_loss import ROLELoss, role_loss
 from .splc_loss import (SPLC_BASES, SPLCLoss, splc_corrected_target, splc_loss,
                         splc_pseudo_positives)

@@ -13,8 +13,8 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import Flag, Real
 from .base import PartialLabelLoss, partial_label_loss
-from .hyperparameters import Flag, Real
 from .utils import label_states, soft_bce
 
 __all__ = ['assume_negative_loss', 'ANLoss']

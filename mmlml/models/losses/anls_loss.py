@@ -1,9 +1,9 @@
 """Assume negative with label smoothing (AN-LS), or with smoothing of the
 assumed negatives only (N-LS)."""
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import hyperparameters_of
 from .an_loss import assume_negative_loss
 from .base import PartialLabelLoss
-from .hyperparameters import hyperparameters_of
 
 __all__ = ['ANLSLoss']
 

@@ -11,8 +11,8 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import torch.nn as nn
 from torch import Tensor
 
-from .hyperparameters import (REQUIRED, Hyperparameter, check_hparam,
-                              check_hyperparameters)
+from mmlml.utils.hyperparameters import (REQUIRED, Hyperparameter,
+                                         check_hparam, check_hyperparameters)
 from .utils import check_reduction, prepare_inputs, reduce_loss
 
 __all__ = ['check_use_sigmoid', 'partial_label_loss', 'PartialLabelLoss']
@@ -57,7 +57,7 @@ def partial_label_loss(soft_targets: bool = False,
 
     Example:
         >>> import torch
-        >>> from mmlml.models.losses.hyperparameters import Real
+        >>> from mmlml.utils.hyperparameters import Real
         >>> @partial_label_loss(gamma=Real(2.0, low=0))
         ... def squared_loss(cls_score, target, gamma):
         ...     return gamma * (torch.sigmoid(cls_score) - target)**2

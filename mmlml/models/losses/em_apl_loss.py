@@ -9,9 +9,9 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import Real, hyperparameters_of
 from .base import PartialLabelLoss, partial_label_loss
 from .em_loss import em_loss
-from .hyperparameters import Real, hyperparameters_of
 from .utils import UNKNOWN, prepare_pseudo_labels, soft_bce
 
 __all__ = ['EMAPLLoss', 'em_apl_loss']

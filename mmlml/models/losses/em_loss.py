@@ -6,8 +6,8 @@ Positive Labels", ECCV 2022 (official code: SPML-AckTheUnknown).
 from torch import Tensor
 
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import Real, hyperparameters_of
 from .base import PartialLabelLoss, partial_label_loss
-from .hyperparameters import Real, hyperparameters_of
 from .utils import by_state, entropy, focal_negative, focal_positive
 
 __all__ = ['EMLoss', 'em_loss']

@@ -2,8 +2,8 @@
 from torch import Tensor
 
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import Real, hyperparameters_of
 from .base import PartialLabelLoss, partial_label_loss
-from .hyperparameters import Real, hyperparameters_of
 from .utils import by_state, entropy, focal_negative, focal_positive
 
 __all__ = ['entmin_loss', 'EntMinLoss']

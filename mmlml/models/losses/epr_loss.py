@@ -3,8 +3,8 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import Real, hyperparameters_of
 from .base import PartialLabelLoss, partial_label_loss
-from .hyperparameters import Real, hyperparameters_of
 from .utils import by_state, focal_negative, focal_positive
 
 __all__ = ['expected_positive_penalty', 'epr_loss', 'EPRLoss']

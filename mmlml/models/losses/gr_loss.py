@@ -10,10 +10,10 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import (Choice, Hyperparameter, Integer, Real,
+                                         RealTuple, hyperparameters_of)
+from mmlml.utils.progress import TrainingProgress
 from .base import PartialLabelLoss, partial_label_loss
-from .hyperparameters import (Choice, Hyperparameter, Integer, Real, RealTuple,
-                              hyperparameters_of)
-from .progress import TrainingProgress
 from .utils import by_state, focal_negative
 
 __all__ = ['GRLoss', 'gr_loss', 'gr_loss_with_weights', 'gce_term']

@@ -8,8 +8,8 @@ import torch.nn as nn
 from torch import Tensor
 
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import Real, check_hparam
 from .base import check_use_sigmoid
-from .hyperparameters import Real, check_hparam
 from .utils import check_reduction, prepare_inputs
 
 __all__ = ['HighRankRegularizer', 'high_rank_loss']

@@ -11,8 +11,8 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import Real, hyperparameters_of
 from .base import PartialLabelLoss, partial_label_loss
-from .hyperparameters import Real, hyperparameters_of
 from .utils import POSITIVE, focal_positive
 
 __all__ = ['hill_loss', 'HillLoss']

@@ -10,8 +10,8 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import Real, check_hparam, hyperparameters_of
 from .base import PartialLabelLoss, partial_label_loss
-from .hyperparameters import Real, check_hparam, hyperparameters_of
 from .utils import POSITIVE, UNKNOWN, by_state, focal_negative, focal_positive
 
 __all__ = ['lasd_lambda_neg', 'lasd_loss', 'LASDLoss']

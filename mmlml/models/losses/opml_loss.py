@@ -11,8 +11,9 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import (Real, check_hyperparameters,
+                                         hyperparameters_of)
 from .base import PartialLabelLoss, partial_label_loss
-from .hyperparameters import Real, check_hyperparameters, hyperparameters_of
 from .utils import check_reduction, check_values
 
 __all__ = ['OPMLLoss', 'opml_loss']

@@ -10,7 +10,7 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from .hyperparameters import Real, check_hyperparameters
+from mmlml.utils.hyperparameters import Real, check_hyperparameters
 from .opml_loss import OPMLLoss, opml_loss
 from .utils import (check_reduction, check_values, prepare_inputs,
                     prepare_pseudo_labels)

@@ -6,8 +6,8 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import Flag, Real, hyperparameters_of
 from .base import PartialLabelLoss, partial_label_loss
-from .hyperparameters import Flag, Real, hyperparameters_of
 from .utils import POSITIVE, focal_negative, focal_positive
 
 __all__ = ['asymmetric_focal_loss', 'PartialAsymmetricLoss']

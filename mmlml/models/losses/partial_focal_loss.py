@@ -4,8 +4,8 @@ from typing import Dict
 from torch import Tensor
 
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import Real
 from .base import PartialLabelLoss
-from .hyperparameters import Real
 from .partial_asymmetric_loss import asymmetric_focal_loss
 
 __all__ = ['PartialFocalLoss']

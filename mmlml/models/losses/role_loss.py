@@ -5,9 +5,9 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import hyperparameters_of
 from .base import PartialLabelLoss, partial_label_loss
 from .epr_loss import epr_loss, expected_positive_penalty
-from .hyperparameters import hyperparameters_of
 from .utils import (by_state, check_state_tensor, focal_negative,
                     focal_positive, soft_bce)
 

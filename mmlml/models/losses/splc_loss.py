@@ -11,9 +11,9 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import Flag, Integer, Real, hyperparameters_of
+from mmlml.utils.progress import TrainingProgress
 from .base import PartialLabelLoss, partial_label_loss
-from .hyperparameters import Flag, Integer, Real, hyperparameters_of
-from .progress import TrainingProgress
 from .utils import POSITIVE, UNKNOWN, focal_negative, focal_positive
 
 __all__ = [

@@ -1,9 +1,9 @@
 """Weak assume negative (WAN / DW): AN with the assumed negatives
 down-weighted."""
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import hyperparameters_of
 from .an_loss import assume_negative_loss
 from .base import PartialLabelLoss
-from .hyperparameters import hyperparameters_of
 
 __all__ = ['WANLoss']
 

@@ -1,0 +1,197 @@
+"""Time a training iteration of demo configs eager and with MMEngine's
+``compile=True``.
+
+Each config is built by MMEngine's ``Runner`` with ``compile=True`` (or
+``compile=dict(backend=...)``), which wraps ``model.train_step`` in
+``torch.compile`` (``Runner._maybe_compile``) just before the training
+loop runs; the loop is replaced by the timing below, after the
+``before_train`` and ``before_train_epoch`` hooks (which attach a method's
+label store). A few batches of the config's training dataloader are loaded
+first, so that data loading is not timed. The eager ``train_step`` (the
+model class's) and the compiled one then take turns on the same model,
+in alternating order, round after round; the first rounds compile and
+warm up. The figures to read are the median seconds per iteration of
+each, the median of their paired ratios (compiled / eager, which cancels
+the drift of a shared machine) and the one-off cost of compiling: the
+first compiled iteration (``first s``) and the compiled warm-up rounds
+beyond their steady time (``one-off s``; inductor's on-disk cache shortens
+both on later runs). ``graphs`` and ``breaks`` are dynamo's counts of
+compiled graphs and graph breaks::
+
+    python tools/analysis/benchmark_compile.py
+    python tools/analysis/benchmark_compile.py configs/demo/hill.py \\
+        configs/demo/em_apl.py --rounds 30
+"""
+import argparse
+import os.path as osp
+import statistics
+import sys
+import tempfile
+import time
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+sys.path.insert(0, ROOT)
+
+import torch  # noqa: E402
+
+#: The config timed when none is given.
+DEFAULT_CONFIG = osp.join(ROOT, 'configs', 'demo', 'hill.py')
+
+
+def build_runner(config, work_dir, backend, batch_size=None):
+    """The Runner of ``config`` with ``compile`` on, without validation,
+    checkpoints or logs to disk."""
+    from mmengine.config import Config
+    from mmengine.runner import Runner
+    cfg = Config.fromfile(config)
+    cfg.work_dir = work_dir
+    cfg.experiment_name = f'benchmark_compile_{id(cfg)}'
+    cfg.compile = True if backend == 'inductor' else dict(backend=backend)
+    cfg.val_dataloader = cfg.val_cfg = cfg.val_evaluator = None
+    cfg.default_hooks.checkpoint = None
+    cfg.default_hooks.logger = dict(type='LoggerHook', interval=1 << 30)
+    cfg.vis_backends = []
+    cfg.visualizer = dict(type='UniversalVisualizer', vis_backends=[])
+    cfg.log_level = 'WARNING'
+    if batch_size is not None:
+        cfg.train_dataloader.batch_size = batch_size
+    return Runner.from_cfg(cfg)
+
+
+def timed(step, data, optim_wrapper, device):
+    """Seconds of one ``step(data, optim_wrapper)`` on ``device``."""
+    if device.type == 'cuda':
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    step(data, optim_wrapper)
+    if device.type == 'cuda':
+        torch.cuda.synchronize()
+    return time.perf_counter() - start
+
+
+def benchmark(config, args):
+    """Train ``config`` for ``args.warmup + args.rounds`` rounds of one
+    eager and one compiled iteration; the figures of :func:`main`'s
+    table."""
+    from torch._dynamo.utils import counters
+    results = {}
+    with tempfile.TemporaryDirectory() as work_dir:
+        runner = build_runner(config, work_dir, args.backend, args.batch)
+        torch.set_num_threads(args.threads)
+
+        def run():
+            runner.call_hook('before_train')
+            runner.call_hook('before_train_epoch')
+            model = runner.model.train()
+            loader = iter(runner.train_dataloader)
+            batches = [next(loader) for _ in range(args.batches)]
+            assert 'train_step' in vars(model), (
+                'the Runner did not compile train_step')
+            eager = type(model).train_step.__get__(model)
+            compiled = model.train_step  # set by Runner._maybe_compile
+            steps = (eager, compiled)
+            device = next(model.parameters()).device
+            results['device'] = device.type
+            times = ([], [])
+            for index in range(args.warmup + args.rounds):
+                data = batches[index % len(batches)]
+                order = (0, 1) if index % 2 else (1, 0)
+                measured = [0.0, 0.0]
+                for which in order:
+                    measured[which] = timed(steps[which], data,
+                                            runner.optim_wrapper, device)
+                for which in (0, 1):
+                    times[which].append(measured[which])
+            results['times'] = times
+            results['graphs'] = counters['stats']['unique_graphs']
+            results['breaks'] = sum(counters['graph_break'].values())
+            runner.call_hook('after_train')
+            return model
+
+        torch._dynamo.reset()
+        counters.clear()
+        runner.train_loop.run = run
+        runner.train()
+        results['batch'] = runner.train_dataloader.batch_size
+    eager, compiled = results['times']
+    steady = slice(args.warmup, None)
+    ratios = [c / e for e, c in zip(eager[steady], compiled[steady])]
+    eager_median = statistics.median(eager[steady])
+    compiled_median = statistics.median(compiled[steady])
+    return dict(
+        device=results['device'],
+        batch=results['batch'],
+        eager=eager_median,
+        compiled=compiled_median,
+        ratio=statistics.median(ratios),
+        first=compiled[0],
+        one_off=sum(compiled[:args.warmup]) - args.warmup * compiled_median,
+        graphs=results['graphs'],
+        breaks=results['breaks'])
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument(
+        'configs',
+        nargs='*',
+        default=[DEFAULT_CONFIG],
+        help='configs to time (default: configs/demo/hill.py)')
+    parser.add_argument(
+        '--rounds',
+        type=int,
+        default=20,
+        help='timed rounds (one eager and one compiled iteration each)')
+    parser.add_argument(
+        '--warmup',
+        type=int,
+        default=3,
+        help='untimed rounds first (they compile; 0 times the compiling '
+        'round)')
+    parser.add_argument(
+        '--batches',
+        type=int,
+        default=4,
+        help='training batches loaded before timing, used in turn')
+    parser.add_argument(
+        '--batch',
+        type=int,
+        default=None,
+        help='batch size (default: the config\'s)')
+    parser.add_argument(
+        '--threads',
+        type=int,
+        default=1,
+        help='torch CPU threads (fixed, for stable figures)')
+    parser.add_argument(
+        '--backend', default='inductor', help='torch.compile backend')
+    args = parser.parse_args(argv)
+    if min(args.rounds, args.batches, args.threads) < 1 or args.warmup < 0:
+        parser.error('--rounds, --batches and --threads must be positive, '
+                     '--warmup not negative')
+    if args.batch is not None and args.batch < 1:
+        parser.error('--batch must be positive')
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    import mmlml  # noqa: F401
+    rows = [(config, benchmark(config, args)) for config in args.configs]
+    print(f'\nTraining iteration (train_step), eager vs compile=True '
+          f'({args.backend}), {rows[0][1]["device"]}, {args.threads} '
+          f'thread(s), medians of '
+          f'{args.rounds} rounds after {args.warmup} warm-up rounds')
+    print(f'{"config":<24}{"batch":>6}{"eager ms":>10}{"compiled ms":>13}'
+          f'{"compiled x eager":>18}{"first s":>9}{"one-off s":>11}'
+          f'{"graphs":>8}{"breaks":>8}')
+    for config, row in rows:
+        name = osp.relpath(config, osp.join(ROOT, 'configs'))
+        print(f'{name:<24}{row["batch"]:>6}{row["eager"] * 1e3:>10.1f}'
+              f'{row["compiled"] * 1e3:>13.1f}{row["ratio"]:>18.2f}'
+              f'{row["first"]:>9.1f}{row["one_off"]:>11.1f}'
+              f'{row["graphs"]:>8}{row["breaks"]:>8}')
+
+
+if __name__ == '__main__':
+    main()
