@@ -1,8 +1,9 @@
 # LL-Ct (Large Loss Matters, temporary correction), single positive labels,
 # PASCAL VOC 2012.
-# Mirrors: Kim et al. (CVPR 2022), Table 1, row "LL-Ct (Ours)", end-to-end,
-#   PASCAL VOC 2012: 89.0 test mAP (the LASD paper, Table 2, tabulates
-#   89.06 +- 0.17).
+# Mirrors: the LASD paper, Table 2, row "L_LL-Ct", column VOC12: 89.06 +-
+#   0.17 test mAP, the printed value of Kim et al.'s result (CVPR 2022,
+#   Table 1, row "LL-Ct (Ours)", end-to-end, PASCAL VOC 2012, where we read
+#   89.0).
 # delta = 0.2% per epoch; SGD, lr 5e-3 (METHODS.md "Baselines", Kim et al.'s
 #   VOC setting). Recipe, sources and shared choices:
 #   configs/_base_/methods/baseline_large_loss_sgd.py.

@@ -3,7 +3,7 @@
 # Mirrors: Zhang et al. (arXiv:2112.07368), Table IV, row "Focal [15]", column
 # "NUS-single": test mAP 53.58.
 # Data and labels: nus_wide_missing_labels.py (what is unpublished and what was
-# chosen instead); not in the official code, so the COCO recipe is assumed (see
+# chosen instead); the official train_nus.py runs train.py's COCO recipe (see
 # the recipe).
 # The loss, its sources and the shared recipe:
 # configs/_base_/methods/zhang_focal.py.

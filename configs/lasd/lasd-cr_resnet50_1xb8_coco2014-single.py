@@ -5,9 +5,10 @@
 # runs).
 # alpha = 0.10: Table 4, column COCO. The loss and the rest of the recipe:
 # lasd_resnet50_1xb8_coco2014-single.py (lambda+ = 0.03, tau = 0.90, lambda-
-# from Theorem 5.4 with E = 2.9; Adam, lr 1e-5, batch 8, 10 epochs). The views,
-# the regulariser's sources and choices, and why the lines below are not in a
-# recipe: configs/_base_/methods/lasd_cr.py.
+# = 0.01373 from Theorem 5.4 with E = 2.94, the paper's Table 1; Adam, lr
+# 1e-5, batch 8, 10 epochs). The views, the regulariser's sources and choices,
+# and why the lines below are not in a recipe:
+# configs/_base_/methods/lasd_cr.py.
 _base_ = [
     './lasd_resnet50_1xb8_coco2014-single.py',
     '../_base_/methods/lasd_cr.py',

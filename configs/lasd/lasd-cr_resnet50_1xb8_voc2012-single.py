@@ -5,9 +5,9 @@
 # runs); the same configuration is Table 3, row D (89.53 +- 0.25).
 # alpha = 0.70: Table 4, column VOC12. The loss and the rest of the recipe:
 # lasd_resnet50_1xb8_voc2012-single.py (lambda+ = 0.10, tau = 0.90, lambda-
-# from Theorem 5.4 with E = 1.5; Adam, lr 1e-5, batch 8, 10 epochs). The views,
-# the regulariser's sources and choices, and why the lines below are not in a
-# recipe: configs/_base_/methods/lasd_cr.py.
+# = 0.0564 from Theorem 5.4 with E = 1.46, the paper's Table 1; Adam, lr 1e-5,
+# batch 8, 10 epochs). The views, the regulariser's sources and choices, and
+# why the lines below are not in a recipe: configs/_base_/methods/lasd_cr.py.
 _base_ = [
     './lasd_resnet50_1xb8_voc2012-single.py',
     '../_base_/methods/lasd_cr.py',

@@ -8,8 +8,9 @@ _base_ = ['./single_positive_protocol.py']
 dataset_type = 'VOCMultiLabel'
 data_root = 'data/VOCdevkit/VOC2012'
 num_classes = 20
-# The mean number of positives per image (EPR's and LASD's expected label
-# count, Cole et al.).
+# The mean number of positives per image (EPR's and ROLE's expected label
+# count, Cole et al.). The LASD configs set their own E, from the LASD
+# paper's Table 1.
 expected_positives = 1.5
 # The training split (ROLE's label estimator has one row per sample).
 num_train_samples = 4574

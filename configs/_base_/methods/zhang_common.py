@@ -17,9 +17,11 @@
 # epochs (validation set = test set, as in the official code); the best
 # checkpoint here is the EMA model's, the official code takes the better of
 # the EMA and the regular model.
-# VOC, NUS-WIDE and OpenImages are not in the official code: the COCO recipe
-# is assumed for them too (Sec. IV-D: the hyperparameters found on COCO-40%
-# are shared by all datasets).
+# NUS-WIDE is in the official code: its train_nus.py repeats train.py's
+# recipe (the same arguments and defaults; only the data loading and the 81
+# classes differ) and tests on the list dataset/nus_val.txt. VOC and
+# OpenImages are not: the COCO recipe is assumed for them (Sec. IV-D: the
+# hyperparameters found on COCO-40% are shared by all datasets).
 _base_ = [
     '../models/resnet50_multilabel.py',
     '../schedules/adam_onecycle_80e.py',
