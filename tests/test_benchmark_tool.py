@@ -151,6 +151,11 @@ def test_benchmark_end_to_end(tmp_path, capsys):
         saved = json.load(f)
     assert saved['results']['finetune']['single_positive']['an']['mAP'] \
         == rows['an']['mAP']
+    # No path of this machine in the JSON: checkpoints relative to work_dir.
+    assert str(tmp_path) not in json.dumps(saved['results'])
+    saved_run = saved['results']['finetune']['single_positive']['an']['runs']
+    assert saved_run[0]['best checkpoint'].startswith(
+        osp.join('finetune', 'single_positive', 'an', 'seed0'))
     table = (tmp_path / 'b.md').read_text()
     assert '| an |' in table and '| full_labels |' in table
     assert 'an → full_labels gap closed' in table

@@ -373,6 +373,23 @@ def parse_args(argv=None):
     return args
 
 
+def relative_paths(value, work_dir: str):
+    """``value`` (the results) with every path under ``work_dir`` (the
+    checkpoints) written relative to it and every other path under the
+    repository (the configs) relative to the repository, so that the JSON
+    names no directory of the machine that ran it."""
+    if isinstance(value, dict):
+        return {k: relative_paths(v, work_dir) for k, v in value.items()}
+    if isinstance(value, list):
+        return [relative_paths(v, work_dir) for v in value]
+    if isinstance(value, str) and osp.isabs(value):
+        for base in (osp.abspath(work_dir), osp.dirname(TOOLS)):
+            relative = osp.relpath(value, base)
+            if not relative.startswith('..'):
+                return relative
+    return value
+
+
 def main(argv=None):
     args = parse_args(argv)
     results, minutes = Benchmark(args).run_all()
@@ -389,7 +406,8 @@ def main(argv=None):
                     minutes=minutes,
                     platform=platform.platform(),
                     torch=torch.__version__,
-                    results=results),
+                    work_dir=osp.relpath(args.work_dir),
+                    results=relative_paths(results, args.work_dir)),
                 f,
                 indent=1)
     if args.figure:
