@@ -110,6 +110,11 @@ def _at_least_kth_largest(ranked: Tensor, k: Union[int, Tensor],
     return (ranked >= threshold) & (k > 0)
 
 
+#: The rank of a non-candidate: far below any logit of a real model, and
+#: finite.
+_EXCLUDED = -1e37
+
+
 def large_loss_selection(cls_score: Tensor,
                          target: Tensor,
                          epoch: Union[int, Tensor],
@@ -146,13 +151,10 @@ def large_loss_selection(cls_score: Tensor,
     if pseudo_labels is not None:
         candidates = candidates & pseudo_labels.isnan()
     k = num_large_losses(cls_score.numel(), epoch, delta_rel, mode)
-    # Far below any logit of a real model and finite: non-candidates rank
-    # last and a threshold among them selects no candidate below it.
+    # Non-candidates rank last; a threshold among them (k above the number
+    # of candidates) is raised to select every candidate and none of them.
     ranked = cls_score.detach().masked_fill(~candidates, _EXCLUDED)
     return _at_least_kth_largest(ranked, k, _EXCLUDED / 2)
-
-
-_EXCLUDED = -1e37
 
 
 @partial_label_loss(epoch=Integer(low=0), mode=MODE, delta_rel=DELTA_REL)
