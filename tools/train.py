@@ -7,7 +7,10 @@ loading under torch >= 2.6, CPU-only ``torchrun``) are active for every
 config, including stock MMPretrain ones; and every run gets a
 ``ResumeCheckHook``, so that ``--resume`` from a checkpoint of another
 model or method fails with a message instead of a shape error at the first
-step.
+step; and the settings that disagree with each other (the head's
+``num_classes`` and the dataset's classes, a batch larger than the training
+split with ``drop_last``, ``--amp`` without a GPU) are refused before
+training starts (see :class:`~mmlml.hooks.TrainingSetupCheckHook`).
 """
 import argparse
 import os
@@ -23,6 +26,8 @@ from mmengine.runner import Runner  # noqa: E402
 import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
 from mmlml.dist_end import end_distributed  # noqa: E402
 from mmlml.hooks import ResumeCheckHook  # noqa: E402
+from mmlml.hooks.training_setup_check_hook import \
+    check_training_setup  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -113,7 +118,23 @@ def merge_args(cfg, args):
     set_dataloader_defaults(cfg, args)
     if args.cfg_options is not None:
         cfg.merge_from_dict(args.cfg_options)
+    check_amp_device(cfg)
     return cfg
+
+
+def check_amp_device(cfg):
+    """Refuse mixed precision where MMEngine's ``AmpOptimWrapper`` cannot
+    run (no CUDA, NPU, MLU or MUSA device), before anything is built."""
+    wrapper = cfg.get('optim_wrapper') or {}
+    if wrapper.get('type') != 'AmpOptimWrapper':
+        return
+    from mmengine.device import get_device
+    if get_device() not in ('cuda', 'npu', 'mlu', 'musa'):
+        raise ValueError(
+            'mixed precision (--amp, or optim_wrapper.type='
+            "'AmpOptimWrapper') needs a CUDA, NPU, MLU or MUSA device and "
+            f'this machine has none (device: {get_device()}): train without '
+            "--amp, or with optim_wrapper.type='OptimWrapper'")
 
 
 def main(argv=None):
@@ -127,6 +148,9 @@ def main(argv=None):
     if not any(isinstance(hook, ResumeCheckHook) for hook in runner.hooks):
         # A resumed checkpoint of another model or method fails clearly.
         runner.register_hook(ResumeCheckHook())
+    # Settings that disagree fail here, not at the first step (nor at the
+    # parameter schedulers of an epoch with no iteration).
+    check_training_setup(runner)
     runner.train()
     end_distributed()
     return runner

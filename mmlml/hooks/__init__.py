@@ -3,7 +3,8 @@ per-sample label state (pseudo-labels) in a label store; the one that
 initialises a learnable label estimator (ROLE); and the two that keep a run
 honest: epoch-dependent losses following an iteration-based loop
 (``TrainingProgressHook``) and no resuming from another run's checkpoint
-(``ResumeCheckHook``)."""
+(``ResumeCheckHook``); and the check of settings that disagree with each
+other (``TrainingSetupCheckHook``)."""
 from .apl_hook import APLHook
 from .class_ap_correction_hook import ClassAPCorrectionHook
 from .label_estimator_hook import LabelEstimatorHook
@@ -12,9 +13,11 @@ from .large_loss_correction_hook import LargeLossCorrectionHook
 from .missing_label_diagnostics_hook import MissingLabelDiagnosticsHook
 from .resume_check_hook import ResumeCheckHook
 from .training_progress_hook import TrainingProgressHook
+from .training_setup_check_hook import TrainingSetupCheckHook
 
 __all__ = [
     'APLHook', 'LabelEstimatorHook', 'LabelStoreHook',
     'MissingLabelDiagnosticsHook', 'ClassAPCorrectionHook',
-    'LargeLossCorrectionHook', 'ResumeCheckHook', 'TrainingProgressHook'
+    'LargeLossCorrectionHook', 'ResumeCheckHook', 'TrainingProgressHook',
+    'TrainingSetupCheckHook'
 ]

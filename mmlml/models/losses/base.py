@@ -142,7 +142,8 @@ class PartialLabelLoss(nn.Module):
     Args:
         reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Defaults to
             ``'mean'``.
-        loss_weight (float): Multiplier of the loss. Defaults to 1.0.
+        loss_weight (float): Multiplier of the loss, ``>= 0``. Defaults to
+            1.0.
         use_sigmoid (bool): Must be True. Accepted so that replacing the
             ``type`` of a stock multi-label loss
             (``CrossEntropyLoss(use_sigmoid=True)``), e.g. with
@@ -205,7 +206,7 @@ class PartialLabelLoss(nn.Module):
         super().__init__()
         check_use_sigmoid(type(self).__name__, use_sigmoid)
         self.reduction = check_reduction(reduction)
-        self.loss_weight = check_hparam('loss_weight', loss_weight)
+        self.loss_weight = check_hparam('loss_weight', loss_weight, low=0)
         values = check_hyperparameters(self.hyperparameters, hyperparameters,
                                        type(self).__name__)
         for name, value in values.items():

@@ -22,6 +22,7 @@ def expected_positive_penalty(prob: Tensor,
 @partial_label_loss(
     expected_positives=Real(
         low=0,
+        low_open=True,
         hint='the mean number of positive labels per image in the fully '
         'labelled training set (Cole et al.: 1.5 VOC, 2.9 COCO, 1.9 '
         'NUS-WIDE, 31.4 CUB)'))
@@ -46,7 +47,7 @@ def epr_loss(cls_score: Tensor, target: Tensor,
         cls_score (Tensor): Logits ``(N, C)``.
         target (Tensor): Tri-state target ``(N, C)`` or indices ``(N,)``.
         expected_positives (float): :math:`k`, the expected number of
-            positives per image, in ``[0, C]``.
+            positives per image, in ``(0, C]``.
         weight, reduction, avg_factor: See
             :func:`~.utils.reduce_loss`.
     """

@@ -104,7 +104,7 @@ class HighRankRegularizer(nn.Module):
     data.
 
     Args:
-        loss_weight (float): :math:`\lambda`. Defaults to 1e-3.
+        loss_weight (float): :math:`\lambda \ge 0`. Defaults to 1e-3.
         eps (float): Ridge :math:`\varepsilon > 0`. Defaults to 1e-3.
         use_sigmoid (bool): Must be True (see
             :class:`~.base.PartialLabelLoss`).
@@ -116,7 +116,7 @@ class HighRankRegularizer(nn.Module):
                  use_sigmoid: bool = True):
         super().__init__()
         check_use_sigmoid('HighRankRegularizer', use_sigmoid)
-        self.loss_weight = check_hparam('loss_weight', loss_weight)
+        self.loss_weight = check_hparam('loss_weight', loss_weight, low=0)
         self.eps = EPS.validate('eps', eps)
 
     def forward(self,

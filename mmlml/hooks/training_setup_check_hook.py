@@ -1,0 +1,135 @@
+"""Refuse a training run whose settings disagree with each other before its
+first iteration."""
+from mmengine.hooks import Hook
+from mmengine.model import is_model_wrapper
+
+from mmlml.registry import HOOKS
+
+__all__ = ['TrainingSetupCheckHook', 'check_training_setup']
+
+
+def _num_classes_of(dataset):
+    """The number of classes in a dataset's ``metainfo['classes']``, None
+    where it names none."""
+    try:
+        classes = dataset.metainfo.get('classes')
+    except AttributeError:
+        return None
+    return None if classes is None else len(classes)
+
+
+def check_num_classes(model, dataset) -> None:
+    """The head, the data preprocessor and the training set agree on the
+    number of classes.
+
+    Raises:
+        ValueError: ``model.head.num_classes`` differs from the number of
+            classes of the training set, or
+            ``model.data_preprocessor.num_classes`` from the head's.
+    """
+    head = getattr(model, 'head', None)
+    head_classes = getattr(head, 'num_classes', None)
+    if head_classes is None:
+        return
+    data_classes = _num_classes_of(dataset)
+    if data_classes is not None and head_classes != data_classes:
+        raise ValueError(
+            f'model.head.num_classes is {head_classes} but the training set '
+            f'(train_dataloader.dataset) has {data_classes} classes in its '
+            f"metainfo['classes']: set model.head.num_classes={data_classes}"
+            ' (or train on the dataset it was meant for)')
+    preprocessor = getattr(model, 'data_preprocessor', None)
+    preprocessor_classes = getattr(preprocessor, 'num_classes', None)
+    if (preprocessor_classes is not None
+            and preprocessor_classes != head_classes):
+        raise ValueError(
+            'model.data_preprocessor.num_classes is '
+            f'{preprocessor_classes} but model.head.num_classes is '
+            f'{head_classes}: set data_preprocessor.num_classes='
+            f'{head_classes} (the top-level key of the config, or '
+            'model.data_preprocessor), or leave it out')
+
+
+def check_batches(loader) -> None:
+    """An epoch of the training dataloader has at least one batch.
+
+    Raises:
+        ValueError: ``drop_last=True`` with a batch larger than the
+            training split (of one process), which leaves no batch.
+    """
+    try:
+        num_batches = len(loader)
+    except TypeError:  # an iterable dataset of unknown length
+        return
+    if num_batches > 0:
+        return
+    try:
+        num_samples = len(loader.sampler)
+    except TypeError:
+        num_samples = len(loader.dataset)
+    batch_size = loader.batch_size
+    if batch_size is None:  # a batch_sampler of its own
+        batch_size = getattr(loader.batch_sampler, 'batch_size', None)
+    if num_samples == 0:
+        raise ValueError('the training split (train_dataloader.dataset) is '
+                         'empty: there is nothing to train on')
+    raise ValueError(
+        f'train_dataloader.batch_size ({batch_size}) is larger than the '
+        f'training split ({num_samples} samples per process) and '
+        'train_dataloader.drop_last=True drops the only, incomplete batch, '
+        'so an epoch has no iteration: lower train_dataloader.batch_size to '
+        f'at most {num_samples} or set train_dataloader.drop_last=False')
+
+
+def check_training_setup(runner) -> None:
+    """Check what :class:`TrainingSetupCheckHook` checks; builds the
+    runner's training loop (and dataloader) if it is still a config, as
+    ``runner.train()`` does first.
+
+    Args:
+        runner (Runner): The runner of the training process.
+
+    Raises:
+        ValueError: See :func:`check_num_classes` and :func:`check_batches`.
+    """
+    loader = runner.train_loop.dataloader
+    model = runner.model.module if is_model_wrapper(
+        runner.model) else runner.model
+    check_num_classes(model, loader.dataset)
+    check_batches(loader)
+
+
+@HOOKS.register_module()
+class TrainingSetupCheckHook(Hook):
+    """Check, before the first training iteration, settings that otherwise
+    fail deep inside the first step or train on nothing:
+
+    - ``model.head.num_classes`` differs from the number of classes of the
+      training set (torch's ``Target size (...) must be the same as input
+      size (...)`` at the first loss);
+    - ``model.data_preprocessor.num_classes`` differs from the head's
+      (batch augmentations make targets of the wrong width);
+    - ``train_dataloader.drop_last=True`` with a batch larger than the
+      training split: epochs of no iteration (an epoch-based schedule fails
+      with ``end should be larger than begin``, an iteration-based loop
+      never gets a batch).
+
+    Each raises a ``ValueError`` naming the setting to change.
+    ``tools/train.py`` runs these checks in every run before
+    ``runner.train()`` (before MMEngine builds the parameter schedulers);
+    add this hook to ``custom_hooks`` for a Runner built elsewhere, where
+    it checks at ``before_train``.
+
+    Example:
+        >>> custom_hooks = [dict(type='TrainingSetupCheckHook')]
+    """
+
+    priority = 'VERY_HIGH'
+
+    def before_train(self, runner) -> None:
+        """Check the settings.
+
+        Args:
+            runner (Runner): The runner of the training process.
+        """
+        check_training_setup(runner)

@@ -1,0 +1,175 @@
+"""Settings that used to fail deep in the first training step (or train
+silently on nothing) are refused at construction or before the first
+iteration, by a ``ValueError`` naming the setting to change."""
+import importlib.util
+import inspect
+import os.path as osp
+
+import numpy as np
+import pytest
+import torch
+from conftest import ROOT
+from mmengine.config import Config
+from mmengine.runner import Runner
+from stateful_methods import assert_fails_before_training
+
+import mmlml  # noqa: F401  (registers everything)
+from mmlml.hooks import TrainingSetupCheckHook
+from mmlml.models.losses import LOSS_CATALOG
+from mmlml.registry import MODELS
+
+#: Losses with a ``loss_weight`` (``LossSum`` weighs its parts instead).
+WEIGHTED_LOSSES = [
+    name for name in LOSS_CATALOG
+    if 'loss_weight' in inspect.signature(MODELS.get(name)).parameters
+]
+
+
+def _build_loss(name, **kwargs):
+    return MODELS.build(dict(type=name, **{**LOSS_CATALOG[name], **kwargs}))
+
+
+# ------------------------------------------------------------ loss_weight
+@pytest.mark.parametrize('value', [-1.0, -1e-8, np.float32(-2)])
+@pytest.mark.parametrize('name', WEIGHTED_LOSSES)
+def test_negative_loss_weight(name, value):
+    """A negative ``loss_weight`` would maximise the loss: refused when the
+    loss is built."""
+    with pytest.raises(ValueError, match=r'loss_weight must lie in \[0, '):
+        _build_loss(name, loss_weight=value)
+
+
+@pytest.mark.parametrize('name', WEIGHTED_LOSSES)
+def test_nan_and_zero_loss_weight(name):
+    with pytest.raises(ValueError, match='loss_weight.*finite'):
+        _build_loss(name, loss_weight=float('nan'))
+    assert _build_loss(name, loss_weight=0).loss_weight == 0.0
+
+
+def test_high_rank_regularizer_loss_weight():
+    with pytest.raises(ValueError, match='loss_weight'):
+        MODELS.build(dict(type='HighRankRegularizer', loss_weight=-1e-3))
+
+
+# ------------------------------------------------------ expected_positives
+@pytest.mark.parametrize('name', ['EPRLoss', 'ROLELoss'])
+def test_expected_positives_must_be_positive(name):
+    """k = 0 pushes every prediction to 0, the trivial all-negative
+    solution the regulariser is there to avoid."""
+    for value in (0, 0.0, -1):
+        with pytest.raises(
+                ValueError, match=r'expected_positives must lie in \(0, '):
+            _build_loss(name, expected_positives=value)
+    assert _build_loss(name, expected_positives=0.5).expected_positives == 0.5
+
+
+def test_epr_functional_expected_positives_must_be_positive():
+    from mmlml.models.losses.epr_loss import epr_loss
+    with pytest.raises(ValueError, match='expected_positives'):
+        epr_loss(
+            torch.zeros(2, 3),
+            torch.tensor([[1., 0., 0.], [0., 1., 0.]]),
+            expected_positives=0)
+
+
+# ------------------------------------------ settings that disagree (runs)
+def _load_train_tool():
+    spec = importlib.util.spec_from_file_location(
+        'mmlml_train_tool_early_errors', osp.join(ROOT, 'tools', 'train.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _config(tiny_demo_config, extra):
+    """The tiny demo config with ``extra`` appended (a child config)."""
+    path = tiny_demo_config()
+    with open(path, 'a') as file:
+        file.write(extra)
+    return path
+
+
+HEAD_CLASSES = 'model = dict(head=dict(num_classes=7))\n'
+PREPROCESSOR_CLASSES = 'model = dict(data_preprocessor=dict(num_classes=7))\n'
+# How mmlml's dataset configs set it: the top-level key, which the Runner
+# hands to the model.
+TOP_LEVEL_PREPROCESSOR_CLASSES = 'data_preprocessor = dict(num_classes=7)\n'
+# The tiny demo config has 51 training images.
+BIG_BATCH = ('train_dataloader = dict(batch_size=64, drop_last=True, '
+             'dataset=dict(dataset=dict(num_samples=64)))\n')
+
+HEAD_MESSAGE = (r'model\.head\.num_classes is 7 but the training set .* has '
+                r'20 classes.*set model\.head\.num_classes=20')
+PREPROCESSOR_MESSAGE = (r'model\.data_preprocessor\.num_classes is 7 but '
+                        r'model\.head\.num_classes is 20')
+BATCH_MESSAGE = (r'train_dataloader\.batch_size \(64\) is larger than the '
+                 r'training split \(51 samples.*drop_last=True.*'
+                 r'at most 51')
+
+
+@pytest.mark.parametrize(
+    'extra, message', [(HEAD_CLASSES, HEAD_MESSAGE),
+                       (PREPROCESSOR_CLASSES, PREPROCESSOR_MESSAGE)],
+    ids=['head', 'data_preprocessor'])
+def test_num_classes_mismatch_hook(tiny_demo_config, extra, message):
+    """A Runner built outside ``tools/train.py`` with the hook: the stock
+    ``MultiLabelLinearClsHead`` with another ``num_classes`` than the
+    dataset's fails before the first iteration, not with torch's size
+    error at the first loss."""
+    cfg = Config.fromfile(_config(tiny_demo_config, extra))
+    cfg.custom_hooks = [dict(type='TrainingSetupCheckHook')]
+    runner = Runner.from_cfg(cfg)
+    assert any(
+        isinstance(hook, TrainingSetupCheckHook) for hook in runner.hooks)
+    assert_fails_before_training(runner, ValueError, message)
+
+
+@pytest.mark.parametrize(
+    'extra, message', [(HEAD_CLASSES, HEAD_MESSAGE),
+                       (PREPROCESSOR_CLASSES, PREPROCESSOR_MESSAGE),
+                       (TOP_LEVEL_PREPROCESSOR_CLASSES, PREPROCESSOR_MESSAGE),
+                       (BIG_BATCH, BATCH_MESSAGE)],
+    ids=['head', 'data_preprocessor', 'top_level_data_preprocessor', 'batch'])
+def test_train_tool_refuses_disagreeing_settings(tiny_demo_config, tmp_path,
+                                                 extra, message):
+    """``tools/train.py`` checks every run (no hook in the config): a batch
+    larger than the split with ``drop_last`` fails with a message, not with
+    MMEngine's ``end should be larger than begin`` from the schedulers."""
+    tool = _load_train_tool()
+    with pytest.raises(ValueError, match=message):
+        tool.main([
+            _config(tiny_demo_config, extra), '--work-dir',
+            str(tmp_path / 'work')
+        ])
+    assert not list((tmp_path / 'work').glob('*.pth'))
+
+
+def test_batch_that_fits_passes_the_check(tiny_demo_config):
+    """The check leaves a sound run alone (batch 51 of 51, drop_last)."""
+    from mmlml.hooks.training_setup_check_hook import check_training_setup
+    cfg = Config.fromfile(
+        _config(tiny_demo_config,
+                BIG_BATCH.replace('batch_size=64', 'batch_size=51')))
+    runner = Runner.from_cfg(cfg)
+    check_training_setup(runner)
+    assert len(runner.train_loop.dataloader) == 1
+
+
+# -------------------------------------------------------------------- --amp
+@pytest.mark.skipif(
+    torch.cuda.is_available(), reason='mixed precision runs on a GPU')
+def test_amp_without_gpu(tiny_demo_config):
+    """``--amp`` on a machine without a GPU: refused when the command line
+    is merged into the config, not by MMEngine's assertion."""
+    tool = _load_train_tool()
+    config = tiny_demo_config()
+    args = tool.parse_args([config, '--amp'])
+    with pytest.raises(ValueError, match=r'--amp.*needs a CUDA'):
+        tool.merge_args(Config.fromfile(config), args)
+    args = tool.parse_args(
+        [config, '--cfg-options', 'optim_wrapper.type=AmpOptimWrapper'])
+    with pytest.raises(ValueError, match='AmpOptimWrapper'):
+        tool.merge_args(Config.fromfile(config), args)
+    # Without --amp the config is merged as before.
+    cfg = tool.merge_args(Config.fromfile(config), tool.parse_args([config]))
+    assert cfg.optim_wrapper.get('type', 'OptimWrapper') == 'OptimWrapper'
