@@ -1,9 +1,19 @@
+import importlib.util
 import os.path as osp
 import textwrap
 
 import pytest
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+
+
+def load_train_tool(name='mmlml_train_tool'):
+    """``tools/train.py`` as a module (its ``merge_args``, ``main``)."""
+    spec = importlib.util.spec_from_file_location(
+        name, osp.join(ROOT, 'tools', 'train.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture

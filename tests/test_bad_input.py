@@ -9,7 +9,6 @@ extreme but valid input must give finite results; nothing may be silently
 wrong. The loss kinds enumerate the registered losses through
 ``LOSS_CATALOG``.
 """
-import importlib.util
 import inspect
 import json
 import logging
@@ -26,7 +25,7 @@ import uuid
 import numpy as np
 import pytest
 import torch
-from conftest import ROOT
+from conftest import ROOT, load_train_tool
 from mmengine.config import Config
 from mmengine.dataset import BaseDataset, Compose
 from mmengine.logging import MessageHub
@@ -882,14 +881,6 @@ def test_hook_numpy_arguments_accepted():
 
 
 # ------------------------------------------- training runs and resuming
-def _load_train_tool():
-    spec = importlib.util.spec_from_file_location(
-        'mmlml_train_tool', osp.join(ROOT, 'tools', 'train.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 TINY = """
 _base_ = [{an!r}]
 train_dataloader = dict(
@@ -933,7 +924,7 @@ def trained(tmp_path_factory):
     _write(directory, 'tiny.py',
            TINY.format(an=osp.join(ROOT, 'configs', 'demo', 'an.py')))
     config = _write(directory, 'll_cp.py', LL_CP)
-    tool = _load_train_tool()
+    tool = load_train_tool()
     runner = tool.main([config, '--work-dir', str(directory / 'll_cp')])
     checkpoint = str(directory / 'll_cp' / 'epoch_2.pth')
     assert osp.isfile(checkpoint)

@@ -1,14 +1,12 @@
 """Settings that used to fail deep in the first training step (or train
 silently on nothing) are refused at construction or before the first
 iteration, by a ``ValueError`` naming the setting to change."""
-import importlib.util
 import inspect
-import os.path as osp
 
 import numpy as np
 import pytest
 import torch
-from conftest import ROOT
+from conftest import load_train_tool
 from mmengine.config import Config
 from mmengine.runner import Runner
 from stateful_methods import assert_fails_before_training
@@ -73,14 +71,6 @@ def test_epr_functional_expected_positives_must_be_positive():
 
 
 # ------------------------------------------ settings that disagree (runs)
-def _load_train_tool():
-    spec = importlib.util.spec_from_file_location(
-        'mmlml_train_tool_early_errors', osp.join(ROOT, 'tools', 'train.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _config(tiny_demo_config, extra):
     """The tiny demo config with ``extra`` appended (a child config)."""
     path = tiny_demo_config()
@@ -135,7 +125,7 @@ def test_train_tool_refuses_disagreeing_settings(tiny_demo_config, tmp_path,
     """``tools/train.py`` checks every run (no hook in the config): a batch
     larger than the split with ``drop_last`` fails with a message, not with
     MMEngine's ``end should be larger than begin`` from the schedulers."""
-    tool = _load_train_tool()
+    tool = load_train_tool()
     with pytest.raises(ValueError, match=message):
         tool.main([
             _config(tiny_demo_config, extra), '--work-dir',
@@ -161,7 +151,7 @@ def test_batch_that_fits_passes_the_check(tiny_demo_config):
 def test_amp_without_gpu(tiny_demo_config):
     """``--amp`` on a machine without a GPU: refused when the command line
     is merged into the config, not by MMEngine's assertion."""
-    tool = _load_train_tool()
+    tool = load_train_tool()
     config = tiny_demo_config()
     args = tool.parse_args([config, '--amp'])
     with pytest.raises(ValueError, match=r'--amp.*needs a CUDA'):

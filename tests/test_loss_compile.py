@@ -158,3 +158,15 @@ def test_bad_target_stops_a_compiled_graph():
         compiled(loss, cls_score, target, {})
     with pytest.raises(ValueError, match=r'found \[0.5\].*Mixup'):
         call(loss, cls_score, target, {})
+
+
+def test_gr_checks_its_own_number_of_epochs(training_hub):
+    """GR's ``linear_init`` is checked against the number of epochs its
+    schedule uses: its own ``max_epochs`` when given, else the Runner's."""
+    training_hub.update_info('max_epochs', 3)
+    cls_score, target = batch(num_samples=4, num_classes=5)
+    own = MODELS.build(dict(type='GRLoss', max_epochs=10, linear_init=5))
+    assert torch.isfinite(own(cls_score, target))
+    runners = MODELS.build(dict(type='GRLoss', linear_init=5))
+    with pytest.raises(ValueError, match='linear_init'):
+        runners(cls_score, target)

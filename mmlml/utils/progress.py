@@ -173,17 +173,18 @@ class TrainingProgress:
         the running training (:func:`training_progress`). A loss that
         reads only the epoch may be given no number of epochs (then 0)."""
         owner = type(self).__name__
+        fixed = self.fixed_max_epochs()
         if self._epoch_override is not None:
-            fixed = self.fixed_max_epochs()
             total = self.total_epochs() if (need_total
                                             or fixed is not None) else 0
             values = torch.tensor([self._epoch_override, total],
                                   dtype=progress_dtype(like),
                                   device=like.device)
-        else:
+        elif fixed is None:
             values = training_progress(like.detach(), owner, self.min_epochs)
-            fixed = self.fixed_max_epochs()
-            if fixed is not None:
-                check_more_epochs(owner, fixed, self.min_epochs)
-                values = torch.stack((values[0], values.new_tensor(fixed)))
+        else:
+            # The loss's own number of epochs, not the Runner's, is checked.
+            check_more_epochs(owner, fixed, self.min_epochs)
+            epoch = training_progress(like.detach(), owner, 0)[0]
+            values = torch.stack((epoch, epoch.new_tensor(fixed)))
         return values[0], values[1]
