@@ -68,3 +68,14 @@ def build_image_dataset(cfg):
     sample = dataset[0]
     assert tuple(sample['inputs'].shape) == (3, 8, 8)
     return cfg, dataset
+
+
+def cpu_optim_wrapper(cfg):
+    """The config's optimizer wrapper, with MMEngine's ``AmpOptimWrapper``
+    (which refuses to be built without CUDA) replaced by ``OptimWrapper``,
+    as the README tells CPU users to do
+    (``--cfg-options optim_wrapper.type=OptimWrapper``)."""
+    cfg = cfg.copy()
+    if cfg.get('type') == 'AmpOptimWrapper':
+        cfg.type = 'OptimWrapper'
+    return cfg

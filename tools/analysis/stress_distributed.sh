@@ -17,8 +17,8 @@ LOG_DIR=${STRESS_LOG_DIR:-$(mktemp -d -t stress_distributed.XXXXXX)}
 mkdir -p "$LOG_DIR"
 # Every test that launches two processes (tools/dist_train.sh CONFIG 2).
 TESTS=(
-    tests/test_stateful_training.py::test_two_processes_end_with_the_same_state
-    tests/test_lifecycle.py::test_two_process_torchrun_on_cpu
+    tests/test_runtime/test_stateful_training.py::test_two_processes_end_with_the_same_state
+    tests/test_runtime/test_lifecycle.py::test_two_process_torchrun_on_cpu
 )
 
 LOAD_PIDS=()

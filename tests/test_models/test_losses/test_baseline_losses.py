@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import ROOT  # noqa: E402
 from loss_checks import build, random_logits, tri_state_target
 from mmengine.config import Config
 from mmengine.logging import MessageHub
 
 from mmlml.models.losses import num_large_losses, select_large_losses
 
-ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 LN2 = math.log(2.0)
 
 CONFIGS = {

@@ -8,12 +8,12 @@ import os.path as osp
 
 import pytest
 import torch
+from conftest import ROOT  # noqa: E402
 from mmengine.config import Config
 
 from mmlml.analysis.benchmark_results import (COLUMNS, aggregate, gap_closed,
                                               markdown_table, summarise)
 
-ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 BACKBONE = osp.join(ROOT, 'checkpoints',
                     'synthetic_shapes_source_backbone.pth')
 

@@ -12,11 +12,10 @@ import pytest
 import torch
 import yaml
 from benchmark_fixtures import write_benchmark_data
-from conftest import ROOT
+from conftest import ROOT, cpu_optim_wrapper
 from mmengine.config import Config
 from mmengine.hooks import Hook
 from mmengine.runner import Runner
-from test_configs import cpu_optim_wrapper
 
 import mmlml  # noqa: F401
 

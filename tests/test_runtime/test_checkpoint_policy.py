@@ -14,6 +14,7 @@ import types
 import numpy as np
 import pytest
 import torch
+from conftest import ROOT  # noqa: E402
 from mmengine.config import Config
 from mmengine.hooks import Hook
 from mmengine.logging.history_buffer import HistoryBuffer
@@ -25,7 +26,6 @@ from mmengine.runner.checkpoint import (CheckpointLoader, _load_checkpoint,
 import mmlml  # noqa: F401  (applies the fixes)
 from mmlml import compat
 
-ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 BACKBONE = osp.join(ROOT, 'checkpoints/synthetic_shapes_source_backbone.pth')
 
 

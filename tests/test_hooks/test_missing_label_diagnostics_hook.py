@@ -9,13 +9,12 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as nn
+from missing_label_reference import METRICS, reference_metrics, reference_stats
 from mmengine.logging import MMLogger
 from mmengine.model import BaseModule
 from mmengine.registry import DefaultScope
 from mmengine.runner import Runner
 from mmpretrain.structures import DataSample
-from test_missing_label_statistics import (METRICS, reference_metrics,
-                                           reference_stats)
 
 import mmlml  # noqa: F401
 from mmlml.hooks import MissingLabelDiagnosticsHook

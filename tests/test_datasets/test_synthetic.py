@@ -3,6 +3,7 @@ import os.path as osp
 import numpy as np
 import pytest
 import torch
+from conftest import ROOT
 from mmengine.config import Config
 from mmengine.dataset import pseudo_collate
 
@@ -10,7 +11,7 @@ import mmlml  # noqa: F401
 from mmlml.datasets import SyntheticShapes
 from mmlml.registry import DATASETS, MODELS
 
-CONFIG_DIR = osp.join(osp.dirname(osp.dirname(__file__)), 'configs', 'demo')
+CONFIG_DIR = osp.join(ROOT, 'configs', 'demo')
 
 
 @pytest.fixture(scope='module')

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 from benchmark_fixtures import write_benchmark_data
-from conftest import ROOT
+from conftest import ROOT, cpu_optim_wrapper
 from mmengine.config import Config
 from mmengine.optim import build_optim_wrapper
 from mmengine.registry import DefaultScope, init_default_scope
@@ -60,17 +60,6 @@ def benchmark_data(tmp_path_factory):
     """A folder with tiny copies of the benchmarks in ``data/``, where the
     configs look for them (paths relative to the working directory)."""
     return write_benchmark_data(tmp_path_factory.mktemp('benchmarks'))
-
-
-def cpu_optim_wrapper(cfg):
-    """The config's optimizer wrapper, with MMEngine's ``AmpOptimWrapper``
-    (which refuses to be built without CUDA) replaced by ``OptimWrapper``,
-    as the README tells CPU users to do
-    (``--cfg-options optim_wrapper.type=OptimWrapper``)."""
-    cfg = cfg.copy()
-    if cfg.get('type') == 'AmpOptimWrapper':
-        cfg.type = 'OptimWrapper'
-    return cfg
 
 
 def test_configs_found():

@@ -15,7 +15,7 @@ from stateful_methods import METHODS, StopTraining, method_config
 
 import mmlml  # noqa: F401
 
-TESTS = osp.dirname(osp.abspath(__file__))
+TESTS = osp.join(ROOT, 'tests')
 
 
 def run(config, **options):

@@ -1,5 +1,5 @@
 """LabelStore: pseudo-labels and scores in one float16 per entry, lookups,
-per-class state, checkpoints (single process; tests/test_stateful_training.py
+per-class state, checkpoints (single process; tests/test_runtime/test_stateful_training.py
 runs two)."""
 import io
 import math

@@ -11,11 +11,11 @@ import tracemalloc
 
 import numpy as np
 import pytest
-import test_dataset_coco
-import test_dataset_cub
-import test_dataset_nus_wide
-import test_dataset_openimages
-import test_dataset_voc
+import test_coco_multi_label as test_dataset_coco
+import test_cub_attributes as test_dataset_cub
+import test_nus_wide as test_dataset_nus_wide
+import test_openimages_multi_label as test_dataset_openimages
+import test_voc_multi_label as test_dataset_voc
 from conftest import ROOT
 from mmengine.registry import DefaultScope
 

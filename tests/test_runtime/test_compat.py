@@ -11,6 +11,7 @@ import textwrap
 import numpy as np
 import pytest
 import torch
+from conftest import ROOT  # noqa: E402
 from mmengine.config import Config
 from mmengine.logging.history_buffer import HistoryBuffer
 from mmengine.runner import Runner
@@ -19,8 +20,6 @@ from mmengine.runner.checkpoint import CheckpointLoader
 import mmlml  # noqa: F401
 from mmlml import compat
 from mmlml.registry import MODELS
-
-ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 
 
 def test_checkpoint_with_mmengine_objects_loads(tmp_path):
