@@ -67,22 +67,23 @@ Epochs:
     the given 0-based epoch (0 when none is given) of ``max_epochs``; the
     epoch and the number of epochs are also published in MMEngine's
     ``MessageHub`` while the loss runs, for losses that read them there.
+
+The papers' figures are the presets of :mod:`.gradient_presets`, and the
+losses are built and inspected by :mod:`.loss_setup`; their names are
+importable from here too.
 """
-import contextlib
 import copy
-import difflib
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-import mmpretrain.models  # noqa: F401  (registers MMPretrain's losses)
 import numpy as np
 import torch
 import torch.nn as nn
-from mmengine.logging import MessageHub
 
-from mmlml.models.losses import HighRankRegularizer, LossSum, PartialLabelLoss
-from mmlml.registry import MODELS
+from .gradient_presets import PRESETS
+from .loss_setup import (build_loss, is_epoch_dependent, registered_losses,
+                         training_progress, uses_tri_state_targets)
 
 __all__ = [
     'TARGET_KINDS', 'PRESETS', 'CurveSpec', 'GradientCurve', 'EvalSettings',
@@ -162,149 +163,6 @@ class GradientCurve:
         return text
 
 
-def _curve(label: str,
-           loss_type: str,
-           targets: Optional[Tuple[str, ...]] = None,
-           **kwargs) -> Dict[str, Any]:
-    """Return a preset curve: legend label, loss config and kinds of
-    target (None: the preset's)."""
-    return dict(
-        label=label, cfg=dict(type=loss_type, **kwargs), targets=targets)
-
-
-# GR: ``alpha``'s huge sigmas make the weight v(p) = 1, as in the gradient
-# the GR paper plots (its Eq. 18 has no v); constant betas give k at the
-# first (w, b) = (0, -2) and the last (10, -8) epoch of its COCO setting.
-_GR_FLAT_V = dict(alpha=(0.5, 1e4, 0.5, 1e4), q2=0.01, q3=1.0, max_epochs=1)
-
-#: The papers' gradient figures: title, description, curves (loss ``cfg``,
-#: ``label`` and kinds of ``targets``, None for the preset's) and, where
-#: they differ from the defaults, how they are drawn: ``targets`` (negative
-#: and positive), ``sign`` (signed), ``x_axis`` (prob), ``layout`` (panels)
-#: and ``epoch`` (None).
-PRESETS: Dict[str, Dict[str, Any]] = {
-    'hill-fig3':
-    dict(
-        title='Gradients for negatives (Hill paper, Fig. 3)',
-        description=(
-            'Zhang et al., "Simple and Robust Loss Design for Multi-Label '
-            'Learning with Missing Labels", Fig. 3: gradient magnitude '
-            'against p for negative (here: unannotated) labels of BCE '
-            '(ANLoss), Focal (FocalMarginLoss with margin=0, gamma=2), ASL '
-            "(MMPretrain's AsymmetricLoss, gamma-=4, m=0.05, the ASL "
-            'defaults), MSE (NegativeMSELoss) and Hill (lambda=1.5).'),
-        targets=('negative', ),
-        sign='magnitude',
-        curves=[
-            _curve('BCE', 'ANLoss'),
-            _curve(
-                'Focal (γ=2)',
-                'FocalMarginLoss',
-                margin=0.0,
-                gamma=2.0,
-                gamma_neg=2.0),
-            _curve(
-                'ASL (γ⁻=4, m=0.05)',
-                'AsymmetricLoss',
-                gamma_pos=0.0,
-                gamma_neg=4.0,
-                clip=0.05),
-            _curve('MSE', 'NegativeMSELoss'),
-            _curve('Hill (λ=1.5)', 'HillLoss', lamb=1.5),
-        ]),
-    'hill-fig4':
-    dict(
-        title='Gradients for positives (Hill paper, Fig. 4)',
-        description=(
-            'Zhang et al., Fig. 4: gradient magnitude against p for '
-            'positives of BCE (ANLoss) and of the focal margin loss '
-            '(gamma=2) with margins m = 0 (the focal loss), 0.5, 1.0 (the '
-            'recommended range) and 1.5; the text does not list the '
-            'margins of the figure, these bracket the recommended range.'),
-        targets=('positive', ),
-        sign='magnitude',
-        curves=[_curve('BCE', 'ANLoss')] + [
-            _curve(
-                f'Focal margin (m={m})' if m else 'Focal (m=0)',
-                'FocalMarginLoss',
-                margin=m,
-                gamma=2.0) for m in (0.0, 0.5, 1.0, 1.5)
-        ]),
-    'hill-fig8':
-    dict(
-        title='ASL gradients for negatives (Hill paper, Fig. 8)',
-        description=(
-            'Zhang et al., appendix Fig. 8: gradient magnitude against p '
-            'for negatives of ASL with several focusing parameters gamma- '
-            "and probability margins m (MMPretrain's AsymmetricLoss); the "
-            'text does not list the values, this is a sweep around the ASL '
-            'defaults (gamma-=4, m=0.05).'),
-        targets=('negative', ),
-        sign='magnitude',
-        curves=[
-            _curve(
-                f'ASL (γ⁻={g:g}, m={m:g})',
-                'AsymmetricLoss',
-                gamma_pos=0.0,
-                gamma_neg=g,
-                clip=m) for g, m in ((1.0, 0.05), (2.0, 0.05), (4.0, 0.05),
-                                     (4.0, 0.1), (4.0, 0.2))
-        ]),
-    'em-fig2a':
-    dict(
-        title='Gradients of L+, L- and L∅ (EM paper, Fig. 2(a))',
-        description=(
-            'Zhou et al., "Acknowledging the Unknown for Multi-label '
-            'Learning with Single Positive Labels", Fig. 2(a): the signed '
-            'gradients, with respect to the logit g, of L+ = -log p '
-            '(annotated positives, AN and EM), L- = -log(1 - p) (assumed '
-            'negatives, AN) and L∅ = -alpha H(p) (unannotated labels, EM, '
-            'alpha=1), in one panel. The paper writes them as functions '
-            'of g (Eq. 2, 5) and discusses them as the logit grows, so '
-            'the x-axis is the logit.'),
-        x_axis='logit',
-        layout='overlay',
-        curves=[
-            _curve('L+ = -log p (AN and EM), positive', 'ANLoss',
-                   ('positive', )),
-            _curve('L- = -log(1-p) (AN), unannotated', 'ANLoss',
-                   ('negative', )),
-            _curve(
-                'L∅ = -αH(p), α=1 (EM), unannotated',
-                'EMLoss', ('negative', ),
-                alpha=1.0),
-        ]),
-    'gr-fig1b':
-    dict(
-        title='Gradients on missing labels (GR paper, Fig. 1(b))',
-        description=(
-            'Chen et al., "Boosting Single Positive Multi-label '
-            'Classification with Generalized Robust Loss", Fig. 1(b): the '
-            'signed gradient dL/dz against p on a missing (unannotated) '
-            'label for GR at the beginning (beta(0): w=0, b=-2) and the end '
-            '(beta(T): w=10, b=-8, its COCO setting) of training, with '
-            'q2=0.01 and q3=1, and for EM (alpha=1) and Hill (lambda=1.5). '
-            "GR is drawn as in the paper's Eq. 18, without the weight "
-            'v(p) (made 1 by huge sigmas).'),
-        targets=('negative', ),
-        epoch=0,
-        curves=[
-            _curve(
-                'GR, β(0) = (w, b) = (0, -2)',
-                'GRLoss',
-                beta=(0.0, 0.0, -2.0, -2.0),
-                **_GR_FLAT_V),
-            _curve(
-                'GR, β(T) = (w, b) = (10, -8)',
-                'GRLoss',
-                beta=(10.0, 10.0, -8.0, -8.0),
-                **_GR_FLAT_V),
-            _curve('EM (α=1)', 'EMLoss', alpha=1.0),
-            _curve('Hill (λ=1.5)', 'HillLoss', lamb=1.5),
-        ]),
-}
-
-
 def preset_curves(name: str) -> List[CurveSpec]:
     """Return the curves of a preset, as copies that may be modified.
 
@@ -318,87 +176,6 @@ def preset_curves(name: str) -> List[CurveSpec]:
         raise ValueError(f'unknown preset {name!r}, expected one of '
                          f'{", ".join(PRESETS)}')
     return [CurveSpec(**copy.deepcopy(c)) for c in PRESETS[name]['curves']]
-
-
-def registered_losses() -> List[str]:
-    """Return the registered type names that end with ``Loss``."""
-    return sorted(name for name in MODELS.module_dict if name.endswith('Loss'))
-
-
-def build_loss(cfg: Union[str, Dict[str, Any]]) -> nn.Module:
-    """Build a loss of the ``MODELS`` registry.
-
-    Args:
-        cfg (str | dict): A registered type name, or a config dict with
-            ``type`` and constructor keywords.
-
-    Returns:
-        nn.Module: The loss module.
-
-    Raises:
-        ValueError: The type is not registered (the message lists close
-            names and the registered losses) or the constructor rejected
-            the arguments.
-    """
-    cfg = dict(type=cfg) if isinstance(cfg, str) else dict(cfg)
-    name = cfg.get('type')
-    if not isinstance(name, str) or MODELS.get(name) is None:
-        known = registered_losses()
-        close = difflib.get_close_matches(str(name), known, n=3)
-        hint = f' Did you mean {", ".join(close)}?' if close else ''
-        raise ValueError(
-            f"unknown loss {name!r}: no such type in MMPretrain's MODELS "
-            f'registry (after importing mmlml).{hint} Registered losses: '
-            f'{", ".join(known)}.')
-    try:
-        return MODELS.build(cfg)
-    except (TypeError, ValueError, AssertionError) as err:
-        raise ValueError(f'cannot build {cfg}: {err}') from err
-
-
-def is_epoch_dependent(loss: nn.Module) -> bool:
-    """Return whether the loss takes the epoch (has ``set_epoch``)."""
-    return callable(getattr(loss, 'set_epoch', None))
-
-
-def uses_tri_state_targets(loss: nn.Module) -> bool:
-    """Return whether the loss understands mmlml's -1 / 0 / 1 targets.
-
-    mmlml's losses do (every :class:`PartialLabelLoss`, :class:`LossSum`
-    and :class:`HighRankRegularizer`); other losses take 0 for every
-    negative.
-    """
-    return isinstance(loss, (PartialLabelLoss, LossSum, HighRankRegularizer))
-
-
-_MISSING = object()
-
-
-@contextlib.contextmanager
-def training_progress(epoch: Optional[int],
-                      max_epochs: Optional[int]) -> Iterator[None]:
-    """Publish ``epoch`` and ``max_epochs`` in MMEngine's ``MessageHub``.
-
-    As a running training does (with ``loop_stage='train'`` when an epoch
-    is given), for the duration of the block; the previous values
-    (or their absence) are restored afterwards. None publishes nothing.
-    """
-    info = MessageHub.get_current_instance().runtime_info
-    published = dict(epoch=epoch, max_epochs=max_epochs)
-    if epoch is not None:
-        published['loop_stage'] = 'train'
-    saved = {key: info.get(key, _MISSING) for key in published}
-    try:
-        for key, value in published.items():
-            if value is not None:
-                info[key] = value
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is _MISSING:
-                info.pop(key, None)
-            else:
-                info[key] = value
 
 
 def probability_grid(points: int = DEFAULT_POINTS,

@@ -29,11 +29,17 @@ papers' diagnostic figures do:
 
 Everything is plain numpy, with exact computations (no binning except in
 the histograms). Bad shapes or values raise a ``ValueError`` that names
-the argument.
+the argument. The inputs are checked, and the entries split into the
+groups, by :mod:`.missing_label_groups`; its names are importable from here
+too.
 """
-from typing import Dict, Optional, Sequence, Tuple, Union
+from typing import Dict, Optional, Tuple, Union
 
 import numpy as np
+
+from .missing_label_groups import (GROUP_TITLES, GROUPS, ArrayLike,
+                                   check_label_values, check_score_inputs,
+                                   label_groups)
 
 __all__ = [
     'GROUPS', 'GROUP_TITLES', 'check_score_inputs', 'label_groups',
@@ -41,121 +47,6 @@ __all__ = [
     'predictive_values', 'apl_rule_mask', 'pseudo_label_accuracy',
     'missing_label_summary'
 ]
-
-#: The groups of entries, in the order of the figures.
-GROUPS = ('observed_positive', 'missing_positive', 'unannotated_negative',
-          'observed_negative')
-
-#: Human-readable names of :data:`GROUPS`.
-GROUP_TITLES = {
-    'observed_positive': 'observed positives',
-    'missing_positive': 'missing positives (unannotated, true 1)',
-    'unannotated_negative': 'true negatives (unannotated, true 0)',
-    'observed_negative': 'observed negatives',
-}
-
-ArrayLike = Union[np.ndarray, Sequence]
-
-
-def _exact_values(name: str, array: np.ndarray,
-                  allowed: Tuple[int, ...]) -> np.ndarray:
-    """``array`` as int8 after checking it holds only ``allowed`` values
-    (any integer, boolean or floating dtype holding exactly them)."""
-    if array.dtype == bool:
-        array = array.astype(np.int8)
-    if not (np.issubdtype(array.dtype, np.integer)
-            or np.issubdtype(array.dtype, np.floating)):
-        raise ValueError(f'{name} must be a numeric array, got dtype '
-                         f'{array.dtype}')
-    bad = ~np.isin(array, allowed)
-    if bad.any():
-        values = np.unique(array[bad])[:5].tolist()
-        raise ValueError(f'{name} must hold only the values {list(allowed)}, '
-                         f'got {values}')
-    return array.astype(np.int8)
-
-
-def check_score_inputs(
-    scores: ArrayLike,
-    observed: ArrayLike,
-    full: Optional[ArrayLike] = None
-) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
-    """Validate and convert the inputs of this module.
-
-    Args:
-        scores (array-like): ``(N, C)`` probabilities in ``[0, 1]``.
-        observed (array-like): ``(N, C)`` training encoding: 1, 0 or -1.
-        full (array-like, optional): ``(N, C)`` true labels: 0 or 1 (or
-            booleans).
-
-    Returns:
-        tuple: ``scores`` as float64, ``observed`` as int8 and ``full`` as
-        int8 (None if not given).
-
-    Raises:
-        ValueError: A shape that is not ``(N, C)``, shapes that differ,
-            non-finite or out-of-range scores, or label values outside the
-            encodings.
-    """
-    scores = np.asarray(scores)
-    if scores.ndim != 2:
-        raise ValueError('scores must be an (N, C) array of probabilities, '
-                         f'got shape {scores.shape}')
-    if scores.dtype == bool or not (np.issubdtype(scores.dtype, np.floating) or
-                                    np.issubdtype(scores.dtype, np.integer)):
-        raise ValueError('scores must be a float array of probabilities, '
-                         f'got dtype {scores.dtype}')
-    scores = scores.astype(np.float64)
-    if not np.isfinite(scores).all():
-        raise ValueError('scores must be finite, got '
-                         f'{int((~np.isfinite(scores)).sum())} NaN or '
-                         'infinite values')
-    if scores.size and (scores.min() < 0 or scores.max() > 1):
-        raise ValueError('scores must be probabilities in [0, 1] (apply a '
-                         'sigmoid to logits), got range '
-                         f'[{scores.min():g}, {scores.max():g}]')
-    arrays = []
-    for name, array, allowed in (('observed', observed, (-1, 0, 1)),
-                                 ('full', full, (0, 1))):
-        if array is None:
-            arrays.append(None)
-            continue
-        array = np.asarray(array)
-        if array.shape != scores.shape:
-            raise ValueError(f'{name} must have the shape of scores (N, C) = '
-                             f'{scores.shape}, got {array.shape}')
-        arrays.append(_exact_values(name, array, allowed))
-    return scores, arrays[0], arrays[1]
-
-
-def label_groups(observed: ArrayLike,
-                 full: ArrayLike) -> Dict[str, np.ndarray]:
-    """The ``(N, C)`` boolean masks of the groups of :data:`GROUPS`.
-
-    - ``observed_positive``: ``observed == 1``;
-    - ``missing_positive``: ``observed == 0`` and ``full == 1``, the
-      positives the annotation misses (the false negatives of an
-      assume-negative loss);
-    - ``unannotated_negative``: ``observed == 0`` and ``full == 0``, the
-      true negatives among the unannotated entries;
-    - ``observed_negative``: ``observed == -1`` (empty in the
-      single-positive and missing-ratio settings).
-
-    Every entry is in exactly one group.
-    """
-    observed = np.asarray(observed)
-    full = np.asarray(full)
-    if observed.shape != full.shape or observed.ndim != 2:
-        raise ValueError('observed and full must be (N, C) arrays of the '
-                         f'same shape, got {observed.shape} and {full.shape}')
-    observed = _exact_values('observed', observed, (-1, 0, 1))
-    full = _exact_values('full', full, (0, 1))
-    unannotated = observed == 0
-    return dict(
-        observed_positive=observed == 1,
-        missing_positive=unannotated & (full == 1),
-        unannotated_negative=unannotated & (full == 0),
-        observed_negative=observed == -1)
 
 
 def _check_bins(bins: Union[int, ArrayLike]) -> np.ndarray:
@@ -467,7 +358,7 @@ def pseudo_label_accuracy(
     if full.shape != mask.shape:
         raise ValueError(f'full must have the shape of mask (N, C) = '
                          f'{mask.shape}, got {full.shape}')
-    full = _exact_values('full', full, (0, 1))
+    full = check_label_values('full', full, (0, 1))
     if target not in ('negative', 'positive'):
         raise ValueError("target must be 'negative' or 'positive', got "
                          f'{target!r}')
@@ -476,7 +367,7 @@ def pseudo_label_accuracy(
         if observed.shape != mask.shape:
             raise ValueError(f'observed must have the shape of mask (N, C) '
                              f'= {mask.shape}, got {observed.shape}')
-        observed = _exact_values('observed', observed, (-1, 0, 1))
+        observed = check_label_values('observed', observed, (-1, 0, 1))
         annotated = int((mask & (observed != 0)).sum())
         if annotated:
             raise ValueError(f'mask marks {annotated} annotated entries '

@@ -4,8 +4,9 @@ and the embedded demo dataset."""
 from .coco_multi_label import CocoMultiLabel
 from .cub_attributes import CUBAttributes
 from .custom_multi_label_dataset import CustomMultiLabelDataset
+from .formatted_arrays import load_formatted_arrays
 from .label_states import evaluation_target, label_matrices, label_states
-from .nus_wide import NUS_WIDE_CONCEPTS, NUSWide, load_formatted_arrays
+from .nus_wide import NUS_WIDE_CONCEPTS, NUSWide
 from .openimages_multi_label import OpenImagesMultiLabel
 from .partial_label_dataset import PartialLabelDataset
 from .partial_labels import (make_partial_labels, num_kept_positives,

@@ -3,7 +3,7 @@ import gc
 import itertools
 import logging
 import numbers
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from mmengine.dataset.base_dataset import force_full_init
@@ -13,6 +13,8 @@ from mmpretrain.datasets import MultiLabelDataset
 from mmlml.registry import DATASETS
 from .checks import check_index
 from .file_utils import load_annotation, quote
+from .label_lists import (LabelLists, compact_indices, row_pointers,
+                          subset_rows, take_rows)
 from .label_states import (UNLISTED, check_label_indices, evaluation_target,
                            label_matrices, label_states)
 
@@ -26,53 +28,6 @@ def _describe(value, key: str) -> str:
             return f'a `{key}` of type {type(value[key]).__name__}'
         return f'an object with the keys {quote(sorted(value))}'
     return f'a {type(value).__name__}'
-
-
-class _LabelLists(NamedTuple):
-    """Every sample's label lists as compressed sparse rows (see
-    :func:`~mmlml.datasets.label_states.label_matrices`)."""
-    pos_indptr: np.ndarray
-    pos_indices: np.ndarray
-    neg_indptr: np.ndarray
-    neg_indices: np.ndarray
-
-
-def _compact_indices(flat: np.ndarray, num_classes: int) -> np.ndarray:
-    """Class indices in the smallest integer type that holds them."""
-    dtype = np.int16 if num_classes <= np.iinfo(np.int16).max else np.int32
-    return flat.astype(dtype)
-
-
-def _indptr(lengths: np.ndarray) -> np.ndarray:
-    """Row pointers (``int64``, one more than rows) of rows of ``lengths``."""
-    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    return indptr
-
-
-def _take_rows(indptr: np.ndarray, indices: np.ndarray,
-               rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """The compressed sparse rows ``rows`` (any order, repeats allowed)."""
-    starts = indptr[rows]
-    lengths = indptr[rows + 1] - starts
-    new_indptr = _indptr(lengths)
-    gather = np.arange(new_indptr[-1], dtype=np.int64)
-    gather += np.repeat(starts - new_indptr[:-1], lengths)
-    return new_indptr, indices[gather]
-
-
-def _subset_rows(indices: Union[int, Sequence[int]],
-                 length: int) -> np.ndarray:
-    """The rows MMEngine's ``get_subset_(indices)`` keeps of ``length``
-    rows: the first (``indices >= 0``) or last (``< 0``) ``abs(indices)``
-    for an int, else the listed rows (negative ones from the end)."""
-    if isinstance(indices, numbers.Integral):
-        indices = int(indices)
-        if indices >= 0:
-            return np.arange(min(indices, length), dtype=np.int64)
-        return np.arange(max(0, length + indices), length, dtype=np.int64)
-    rows = np.asarray(list(indices), dtype=np.int64).reshape(-1)
-    return np.where(rows < 0, rows + length, rows)
 
 
 @DATASETS.register_module()
@@ -162,7 +117,7 @@ class CustomMultiLabelDataset(MultiLabelDataset):
         self._warned_direct_training = False
         self._statistics: Optional[Dict[str, Union[int, float]]] = None
         # The label lists of the samples, for get_label_matrices.
-        self._label_lists: Optional[_LabelLists] = None
+        self._label_lists: Optional[LabelLists] = None
         super().__init__(*args, **kwargs)
 
     # ------------------------------------------------------------ loading
@@ -282,9 +237,9 @@ class CustomMultiLabelDataset(MultiLabelDataset):
                 self._check_item(data_list,
                                  int(repeated.min()) // num_classes,
                                  num_classes)
-        self._label_lists = _LabelLists(
-            _indptr(pos_len), _compact_indices(pos_flat, num_classes),
-            _indptr(neg_len), _compact_indices(neg_flat, num_classes))
+        self._label_lists = LabelLists(
+            row_pointers(pos_len), compact_indices(pos_flat, num_classes),
+            row_pointers(neg_len), compact_indices(neg_flat, num_classes))
         self._statistics = self._summarize(
             (pos_flat.size, neg_flat.size, len(data_list)),
             int((pos_len == 0).sum()),
@@ -464,13 +419,13 @@ class CustomMultiLabelDataset(MultiLabelDataset):
                               lists.neg_indptr, lists.neg_indices,
                               len(self._metainfo['classes']), self.unlisted)
 
-    def _read_label_lists(self) -> _LabelLists:
+    def _read_label_lists(self) -> LabelLists:
         """The label lists of the samples, read one by one."""
         infos = [self._raw_data_info(i) for i in range(len(self))]
         pos_len, pos_flat = self._flatten(infos, 'gt_label')
         neg_len, neg_flat = self._flatten(infos, 'gt_label_negative')
-        return _LabelLists(
-            _indptr(pos_len), pos_flat, _indptr(neg_len), neg_flat)
+        return LabelLists(
+            row_pointers(pos_len), pos_flat, row_pointers(neg_len), neg_flat)
 
     def _subset_label_lists(self, indices: Union[int, Sequence[int]]) -> None:
         """Keep the label lists of the samples that MMEngine's
@@ -478,10 +433,10 @@ class CustomMultiLabelDataset(MultiLabelDataset):
         lists = self._label_lists
         if lists is None:
             return
-        rows = _subset_rows(indices, len(lists.pos_indptr) - 1)
-        self._label_lists = _LabelLists(
-            *_take_rows(lists.pos_indptr, lists.pos_indices, rows),
-            *_take_rows(lists.neg_indptr, lists.neg_indices, rows))
+        rows = subset_rows(indices, len(lists.pos_indptr) - 1)
+        self._label_lists = LabelLists(
+            *take_rows(lists.pos_indptr, lists.pos_indices, rows),
+            *take_rows(lists.neg_indptr, lists.neg_indices, rows))
 
     def get_subset_(self, indices: Union[int, Sequence[int]]) -> None:
         """MMEngine's ``get_subset_``, keeping the label lists of

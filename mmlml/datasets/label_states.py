@@ -14,7 +14,7 @@ import numpy as np
 __all__ = [
     'POSITIVE', 'UNKNOWN', 'NEGATIVE', 'UNLISTED', 'EVAL_UNKNOWN',
     'check_label_indices', 'label_states', 'label_matrices',
-    'evaluation_target'
+    'annotation_states', 'evaluation_target'
 ]
 
 #: The states of mmlml's training encoding.
@@ -156,6 +156,24 @@ def label_matrices(
     if num_listed >= unknown.size and not unknown.any():
         unknown = None
     return positives, unknown
+
+
+def annotation_states(full: np.ndarray,
+                      unknown: Optional[np.ndarray]) -> np.ndarray:
+    """The training-encoding states (1, 0, -1) of the matrices of
+    :func:`label_matrices`: positives ``full`` (0/1) and ``unknown`` labels
+    (boolean, or None), every other label a negative.
+
+    Returns:
+        np.ndarray: A new ``int8`` array of the shape of ``full``, made
+        without temporaries of its size.
+    """
+    states = np.asarray(full).astype(np.int8)
+    states *= 2
+    states -= 1
+    if unknown is not None:
+        np.copyto(states, 0, where=unknown)
+    return states
 
 
 def evaluation_target(states: np.ndarray,

@@ -22,8 +22,8 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 
 __all__ = [
-    'check_mode_ratio', 'check_seed', 'make_partial_labels',
-    'num_kept_positives', 'split_train_val'
+    'check_mode_ratio', 'check_seed', 'check_binary_matrix',
+    'make_partial_labels', 'num_kept_positives', 'split_train_val'
 ]
 
 PARTIAL_LABEL_MODES = ('single_positive', 'ratio')
@@ -110,7 +110,7 @@ def _row_chunks(num_rows: int, num_cols: int) -> range:
     return range(0, num_rows, step)
 
 
-def _check_binary_matrix(full: np.ndarray, name: str = 'full') -> np.ndarray:
+def check_binary_matrix(full: np.ndarray, name: str = 'full') -> np.ndarray:
     """Check that ``full`` is a 2-D matrix holding only 0 and 1.
 
     The values are checked in chunks of rows, so the check needs no
@@ -254,7 +254,7 @@ def make_partial_labels(full: np.ndarray,
         [2, 0, 2]
     """
     ratio_frac = check_mode_ratio(mode, ratio)
-    full = _check_binary_matrix(full)
+    full = check_binary_matrix(full)
     rng = np.random.RandomState(check_seed(seed))
     num_cols = full.shape[1]
     indptr, indices = _positives_csr(full)

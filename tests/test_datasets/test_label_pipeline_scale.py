@@ -22,7 +22,7 @@ from mmengine.registry import DefaultScope
 import mmlml  # noqa: F401
 from mmlml.datasets import (CustomMultiLabelDataset, PartialLabelDataset,
                             SyntheticShapes, make_partial_labels)
-from mmlml.datasets import partial_label_dataset as wrapper_module
+from mmlml.datasets import partial_label_matrices as wrapper_module
 from mmlml.datasets import partial_labels as generator_module
 from mmlml.datasets.label_states import label_matrices, label_states
 
@@ -171,11 +171,11 @@ def test_check_gives_the_same_errors_without_isin(monkeypatch):
         with pytest.raises(ValueError) as reference:
             _reference_check(full)
         with pytest.raises(ValueError) as new:
-            generator_module._check_binary_matrix(full)
+            generator_module.check_binary_matrix(full)
         assert str(new.value) == str(reference.value)
     for good in (np.zeros((5, 3), bool), np.eye(4, dtype=np.int16),
                  np.eye(4, dtype=np.float16), -np.zeros((2, 2))):
-        assert generator_module._check_binary_matrix(good) is good
+        assert generator_module.check_binary_matrix(good) is good
 
 
 def _traced_peak(function, *args, **kwargs):
@@ -193,7 +193,7 @@ def _traced_peak(function, *args, **kwargs):
 def test_check_and_generators_allocate_little(monkeypatch):
     full = benchmark_label_pipeline.random_labels(12000, 200, 4.0)
     for matrix in (full, full.astype(np.int64), full.astype(np.float32)):
-        _, peak = _traced_peak(generator_module._check_binary_matrix, matrix)
+        _, peak = _traced_peak(generator_module.check_binary_matrix, matrix)
         # Chunks of 2**22 entries at most (the whole matrix here for the
         # one-byte dtype, which allocates nothing).
         assert peak <= 2 * min(matrix.size, 1 << 22) + 2**16

@@ -40,7 +40,7 @@ from mmengine.logging import MMLogger  # noqa: E402
 from mmlml.datasets import CustomMultiLabelDataset  # noqa: E402
 from mmlml.datasets import PartialLabelDataset  # noqa: E402
 from mmlml.datasets import make_partial_labels, split_train_val  # noqa: E402
-from mmlml.datasets.partial_labels import _check_binary_matrix  # noqa: E402
+from mmlml.datasets.partial_labels import check_binary_matrix  # noqa: E402
 
 STAGES = ('check', 'single_positive', 'ratio', 'split', 'full_init')
 
@@ -163,7 +163,7 @@ def main(argv=None):
         flush=True)
 
     def check():
-        _check_binary_matrix(full)
+        check_binary_matrix(full)
         return full.nbytes
 
     def partial(mode, ratio=None):
