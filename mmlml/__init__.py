@@ -1,14 +1,17 @@
 """mmlml: multi-label learning from partial labels, as an MMPretrain plugin.
 
-Importing the package applies the compatibility fixes of :mod:`mmlml.compat`
-and registers every mmlml module into MMPretrain's registries, so that a
-config with ``custom_imports=dict(imports=['mmlml'])`` can use them.
+Importing the package applies the repairs of :mod:`mmlml.compat` (without
+which the MMPretrain 1.2 stack does not run on current PyTorch) and
+registers every mmlml module into MMPretrain's registries, so that a config
+with ``custom_imports=dict(imports=['mmlml'])`` can use them. Nothing else
+of MMPretrain or MMEngine changes.
 """
 from . import compat
 from .version import __version__
 
 compat.apply_all()
 
-from . import datasets, evaluation, hooks, models  # noqa: E402,F401
+from . import datasets, evaluation, hooks  # noqa: E402,F401 isort: skip
+from . import models, schedulers  # noqa: E402,F401 isort: skip
 
 __all__ = ['__version__']

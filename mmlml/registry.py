@@ -8,6 +8,9 @@ Every mmlml type name is distinct from MMPretrain's own (which owns
 ``FocalLoss``, ``AsymmetricLoss``, ``MultiLabelMetric``...), because
 registering an existing name raises at import time.
 """
-from mmpretrain.registry import DATASETS, HOOKS, METRICS, MODELS, TRANSFORMS
+from mmpretrain.registry import (DATASETS, HOOKS, METRICS, MODELS,
+                                 PARAM_SCHEDULERS, TRANSFORMS)
 
-__all__ = ['DATASETS', 'HOOKS', 'METRICS', 'MODELS', 'TRANSFORMS']
+__all__ = [
+    'DATASETS', 'HOOKS', 'METRICS', 'MODELS', 'PARAM_SCHEDULERS', 'TRANSFORMS'
+]

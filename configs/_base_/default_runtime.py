@@ -1,5 +1,6 @@
 # Runtime settings shared by mmlml configs (MMPretrain's defaults, with
-# the mmlml plugin imported and the best checkpoint kept by validation mAP).
+# the mmlml plugin imported, the best checkpoint kept by validation mAP, and
+# mmlml's check of the training setup before the first iteration).
 custom_imports = dict(imports=['mmlml'], allow_failed_imports=False)
 default_scope = 'mmpretrain'
 
@@ -15,6 +16,12 @@ default_hooks = dict(
         rule='greater'),
     sampler_seed=dict(type='DistSamplerSeedHook'),
     visualization=dict(type='VisualizationHook', enable=False),
+    # Settings that disagree (class counts, a stock loss on observed
+    # negatives, epochs without a batch) fail with a clear error.
+    setup_check=dict(type='TrainingSetupCheckHook'),
+    # A resumed checkpoint must come from this run: model, per-sample state
+    # and partial labels.
+    resume_check=dict(type='ResumeCheckHook'),
 )
 
 env_cfg = dict(

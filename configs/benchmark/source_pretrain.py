@@ -47,7 +47,7 @@ val_dataloader = dict(
         num_samples=1000,
         test_mode=True,
         pipeline={{_base_.test_pipeline}}))
-val_evaluator = dict(_delete_=True, type='AveragePrecision')
+val_evaluator = dict(_delete_=True, type='PartialLabelAveragePrecision')
 test_dataloader = val_dataloader
 test_evaluator = val_evaluator
 

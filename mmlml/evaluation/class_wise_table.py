@@ -10,13 +10,14 @@ from typing import Dict, List, Optional, Sequence
 import torch
 from mmengine.evaluator import BaseMetric
 from mmengine.logging import MMLogger
-from mmpretrain.evaluation import AveragePrecision, MultiLabelMetric
+from mmpretrain.evaluation import MultiLabelMetric
 from mmpretrain.structures import label_to_onehot
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from mmlml.registry import METRICS
+from .partial_label_average_precision import PartialLabelAveragePrecision
 
 __all__ = ['ClassWiseMultiLabelMetric']
 
@@ -44,7 +45,7 @@ class ClassWiseMultiLabelMetric(BaseMetric):
     ignored:
 
     - **AP**: MMPretrain's average precision
-      (:meth:`mmpretrain.evaluation.AveragePrecision.calculate`): with the
+      (:meth:`PartialLabelAveragePrecision.calculate`): with the
       samples sorted by decreasing score,
       :math:`AP_c = \frac{1}{P_c}\sum_{n:\,y_n = 1} \mathrm{Precision@}n`,
       where :math:`P_c` is the number of positives; a class without
@@ -158,7 +159,8 @@ class ClassWiseMultiLabelMetric(BaseMetric):
         and evaluation targets."""
         # `MultiLabelMetric.calculate` zeroes the ignored entries of an
         # integer target in place: give it a copy.
-        ap = AveragePrecision.calculate(pred, target.clone(), average=None)
+        ap = PartialLabelAveragePrecision.calculate(
+            pred, target.clone(), average=None)
         precision, recall, f1, support = MultiLabelMetric.calculate(
             pred, target.clone(), average=None, thr=self.thr, topk=self.topk)
         ignored = (target == -1).sum(0)

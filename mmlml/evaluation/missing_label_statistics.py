@@ -15,11 +15,11 @@ from torch import Tensor
 
 from mmlml.utils.hyperparameters import Integer, check_hparam
 
-__all__ = ['MissingLabelStatistics', 'histogram_auc']
+__all__ = ['MissingLabelStatistics', 'check_binning', 'histogram_auc']
 
 
-def _check_binning(num_bins: int, logit_range: float,
-                   thr: float) -> Tuple[int, float, float]:
+def check_binning(num_bins: int, logit_range: float,
+                  thr: float) -> Tuple[int, float, float]:
     """Validate the binning and threshold arguments (of the statistics and
     of the hook), returning them as ``int``, ``float``, ``float``."""
     return (Integer(low=2).validate('num_bins', num_bins),
@@ -103,7 +103,7 @@ class MissingLabelStatistics:
                  logit_range: float = 10.,
                  thr: float = 0.5):
         self.num_classes = Integer(low=1).validate('num_classes', num_classes)
-        self.num_bins, self.logit_range, self.thr = _check_binning(
+        self.num_bins, self.logit_range, self.thr = check_binning(
             num_bins, logit_range, thr)
         self.reset()
 

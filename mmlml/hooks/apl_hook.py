@@ -162,7 +162,7 @@ class APLHook(LabelStoreHook):
                 self.store.record_scores(sample_indices(samples), scores)
         finally:
             module.train(was_training)
-            self.head.last_loss_inputs = None
+            self.head.pop_loss_inputs()
 
     def assign_pseudo_labels(self, chunk: int = 64) -> int:
         """Pseudo-label the ``quota`` lowest-scoring candidates of every

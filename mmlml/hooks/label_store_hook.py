@@ -122,12 +122,11 @@ class LabelStoreHook(Hook):
     def last_loss_inputs(self) -> LossInputs:
         """The indices, logits and target of this iteration's training
         loss (read once)."""
-        inputs = self.head.last_loss_inputs
+        inputs = self.head.pop_loss_inputs()
         if inputs is None:
             raise RuntimeError(
                 f'{self.name}: the head computed no training loss in this '
                 'iteration.')
-        self.head.last_loss_inputs = None
         return inputs
 
     def observed_labels(self) -> torch.Tensor:

@@ -14,7 +14,7 @@ from torch import Tensor
 
 from mmlml.datasets import PartialLabelDataset, find_partial_label_dataset
 from mmlml.evaluation import MissingLabelStatistics
-from mmlml.evaluation.missing_label_statistics import _check_binning
+from mmlml.evaluation.missing_label_statistics import check_binning
 from mmlml.registry import HOOKS
 from mmlml.structures import sample_indices
 from mmlml.utils.hyperparameters import Integer
@@ -125,7 +125,7 @@ class MissingLabelDiagnosticsHook(Hook):
                  prefix: str = 'missing_label',
                  save_histograms: bool = False) -> None:
         self.interval = Integer(low=1).validate('interval', interval)
-        self.num_bins, self.logit_range, self.thr = _check_binning(
+        self.num_bins, self.logit_range, self.thr = check_binning(
             num_bins, logit_range, thr)
         if not isinstance(prefix, str) or not prefix:
             raise ValueError('`prefix` must be a non-empty str, but got '

@@ -1,18 +1,66 @@
 """Refuse to resume a training run from a checkpoint of another model or
 method."""
+import hashlib
 import logging
+import os.path as osp
 import re
 from typing import List, Optional, Tuple
 
+import numpy as np
 from mmengine.config import Config
 from mmengine.hooks import Hook
 from mmengine.logging import print_log
 from mmengine.model import is_model_wrapper
 
+from mmlml.datasets import find_partial_label_dataset
 from mmlml.registry import HOOKS
 from .label_store_hook import LabelStoreHook
 
-__all__ = ['ResumeCheckHook']
+__all__ = ['ResumeCheckHook', 'partial_label_fingerprint']
+
+#: The checkpoint key of the training set's partial-label fingerprint.
+FINGERPRINT_KEY = 'partial_labels'
+
+
+def _file_digest(path) -> Optional[str]:
+    if path is None or not osp.isfile(path):
+        return None
+    digest = hashlib.sha256()
+    with open(path, 'rb') as f:
+        for block in iter(lambda: f.read(1 << 20), b''):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def partial_label_fingerprint(dataset) -> Optional[dict]:
+    """What fixes the partial labels a run trains on: the
+    :class:`~mmlml.datasets.PartialLabelDataset` settings (``mode``,
+    ``ratio``, ``seed``, ``split``, ``val_frac``, ``split_seed``), the
+    SHA-256 of its ``label_file``, the number of samples and classes, and a
+    digest of the observed label matrix itself (which catches a changed
+    annotation file too). None for a training set that is not, and does not
+    wrap, a ``PartialLabelDataset``.
+
+    Hashes the ``(N, C)`` int8 matrix once, without a copy (about a second
+    at OpenImages scale).
+    """
+    try:
+        partial = find_partial_label_dataset(dataset)
+    except TypeError:
+        return None
+    labels = np.ascontiguousarray(partial.observed_labels)
+    return dict(
+        mode=partial.mode,
+        ratio=partial.ratio,
+        seed=partial.seed,
+        split=partial.split,
+        val_frac=partial.val_frac,
+        split_seed=partial.split_seed,
+        label_file=_file_digest(partial.label_file),
+        num_samples=int(labels.shape[0]),
+        num_classes=int(labels.shape[1]),
+        observed_labels=hashlib.blake2b(
+            memoryview(labels).cast('B'), digest_size=16).hexdigest())
 
 
 def _shape(tensor) -> Tuple[int, ...]:
@@ -47,16 +95,50 @@ class ResumeCheckHook(Hook):
     - a ``label_store`` (the per-sample state of APL, LL-Cp, OPML's
       corrections) that no :class:`LabelStoreHook` of this run restores.
 
+    - partial labels other than those the checkpoint was trained on (the
+      checkpoint holds :func:`partial_label_fingerprint` of its training
+      set): another ``mode``, ``ratio``, ``seed``, split, label file or
+      annotation would continue the run, and its per-sample state, on
+      other labels. With ``allow_label_change=True`` this is a warning.
+
     A checkpoint trained with another loss (``model.head.loss.type`` of its
     saved config) resumes with a warning. Loading weights to start a new
     run (``load_from`` without ``resume``) is not checked: fine-tuning with
     another head is what it is for.
 
-    ``tools/train.py`` registers this hook in every run; add it to
-    ``custom_hooks`` for a Runner built elsewhere.
+    ``tools/train.py`` registers this hook in every run where the config
+    has none; mmlml's configs register it as ``default_hooks.resume_check``.
+
+    Args:
+        allow_label_change (bool): Resume on other partial labels with a
+            warning instead of an error. Defaults to False.
     """
 
     priority = 'VERY_HIGH'
+
+    def __init__(self, allow_label_change: bool = False) -> None:
+        self.allow_label_change = bool(allow_label_change)
+        self._fingerprint = None
+
+    def fingerprint(self, runner) -> Optional[dict]:
+        """The training set's :func:`partial_label_fingerprint`, computed
+        once."""
+        if self._fingerprint is None:
+            loader = getattr(runner, 'train_dataloader', None)
+            self._fingerprint = partial_label_fingerprint(
+                getattr(loader, 'dataset', None)) or {}
+        return self._fingerprint or None
+
+    def before_save_checkpoint(self, runner, checkpoint: dict) -> None:
+        """Save the training set's partial-label fingerprint.
+
+        Args:
+            runner (Runner): The runner of the training process.
+            checkpoint (dict): The checkpoint to save.
+        """
+        fingerprint = self.fingerprint(runner)
+        if fingerprint is not None:
+            checkpoint[FINGERPRINT_KEY] = fingerprint
 
     def after_load_checkpoint(self, runner, checkpoint: dict) -> None:
         """Check the checkpoint before MMEngine copies its weights.
@@ -72,6 +154,7 @@ class ResumeCheckHook(Hook):
             return
         problems = self._weight_problems(runner, checkpoint)
         problems += self._state_problems(runner, checkpoint)
+        problems += self._label_problems(runner, checkpoint)
         if problems:
             raise ValueError(
                 'Cannot resume from this checkpoint: it was not saved by a '
@@ -127,6 +210,37 @@ class ResumeCheckHook(Hook):
             f'method{by}, and no hook of this run restores it: it would be '
             'dropped. Resume with the config that saved it.'
         ]
+
+    def _label_problems(self, runner, checkpoint: dict) -> List[str]:
+        saved = checkpoint.get(FINGERPRINT_KEY)
+        if not isinstance(saved, dict):  # saved before fingerprints
+            return []
+        now = self.fingerprint(runner)
+        if now is None:  # not a partial-label training set
+            return []
+        changed = [
+            f'{key} {saved.get(key)!r} -> {now.get(key)!r}'
+            for key in sorted(set(saved) | set(now))
+            if key != 'observed_labels' and saved.get(key) != now.get(key)
+        ]
+        if not changed and saved.get('observed_labels') != now.get(
+                'observed_labels'):
+            changed = ['the observed labels (another annotation file?)']
+        if not changed:
+            return []
+        message = ("The training set's partial labels differ from those "
+                   'the checkpoint was trained on: ' + '; '.join(changed) +
+                   '. The run (and its per-sample state) would continue on '
+                   'other labels. To do so on purpose, set '
+                   "default_hooks.resume_check=dict(type='ResumeCheckHook',"
+                   ' allow_label_change=True).')
+        if self.allow_label_change:
+            print_log(
+                f'ResumeCheckHook: {message}',
+                logger='current',
+                level=logging.WARNING)
+            return []
+        return [message]
 
     @staticmethod
     def _saved_config(checkpoint: dict) -> Optional[Config]:

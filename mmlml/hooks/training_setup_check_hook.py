@@ -1,11 +1,20 @@
 """Refuse a training run whose settings disagree with each other before its
 first iteration."""
+import weakref
+
 from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
 
+from mmlml.compat import applied_fixes_message
+from mmlml.datasets import find_partial_label_dataset
+from mmlml.models.losses import check_stock_loss_target, stock_loss_name
 from mmlml.registry import HOOKS
 
 __all__ = ['TrainingSetupCheckHook', 'check_training_setup']
+
+#: The runners already checked (tools/train.py checks before
+#: ``runner.train()``, the hook again at ``before_train``).
+_CHECKED = weakref.WeakSet()
 
 
 def _num_classes_of(dataset):
@@ -81,22 +90,49 @@ def check_batches(loader) -> None:
         f'at most {num_samples} or set train_dataloader.drop_last=False')
 
 
+def check_loss_targets(model, dataset) -> None:
+    """A stock MMPretrain sigmoid loss is not trained on observed negatives.
+
+    Raises:
+        ValueError: ``model.head``'s loss is MMPretrain's
+            ``CrossEntropyLoss``, ``FocalLoss`` or ``AsymmetricLoss`` and
+            the training :class:`~mmlml.datasets.PartialLabelDataset` has
+            observed negatives (-1), which those losses cannot read
+            (:func:`~mmlml.models.losses.check_stock_loss_target`).
+    """
+    loss = getattr(getattr(model, 'head', None), 'loss_module', None)
+    if stock_loss_name(loss) is None:
+        return
+    try:
+        partial = find_partial_label_dataset(dataset)
+    except TypeError:  # not an mmlml training set: stock targets
+        return
+    if partial.uses_observed_labels:
+        check_stock_loss_target(loss, partial.observed_labels)
+
+
 def check_training_setup(runner) -> None:
-    """Check what :class:`TrainingSetupCheckHook` checks; builds the
-    runner's training loop (and dataloader) if it is still a config, as
-    ``runner.train()`` does first.
+    """Check what :class:`TrainingSetupCheckHook` checks, once per runner;
+    builds the runner's training loop (and dataloader) if it is still a
+    config, as ``runner.train()`` does first.
 
     Args:
         runner (Runner): The runner of the training process.
 
     Raises:
-        ValueError: See :func:`check_num_classes` and :func:`check_batches`.
+        ValueError: See :func:`check_num_classes`,
+            :func:`check_loss_targets` and :func:`check_batches`.
     """
+    if runner in _CHECKED:
+        return
+    runner.logger.info(applied_fixes_message())
     loader = runner.train_loop.dataloader
     model = runner.model.module if is_model_wrapper(
         runner.model) else runner.model
     check_num_classes(model, loader.dataset)
+    check_loss_targets(model, loader.dataset)
     check_batches(loader)
+    _CHECKED.add(runner)
 
 
 @HOOKS.register_module()
@@ -109,19 +145,26 @@ class TrainingSetupCheckHook(Hook):
       size (...)`` at the first loss);
     - ``model.data_preprocessor.num_classes`` differs from the head's
       (batch augmentations make targets of the wrong width);
+    - MMPretrain's ``CrossEntropyLoss``, ``FocalLoss`` or
+      ``AsymmetricLoss`` on a training set with observed negatives (-1),
+      which those losses cannot read (they go below zero);
     - ``train_dataloader.drop_last=True`` with a batch larger than the
       training split: epochs of no iteration (an epoch-based schedule fails
       with ``end should be larger than begin``, an iteration-based loop
       never gets a batch).
 
-    Each raises a ``ValueError`` naming the setting to change.
+    Each raises a ``ValueError`` naming the setting to change. The check
+    also writes which compatibility repairs ``import mmlml`` applied
+    (:func:`mmlml.compat.applied_fixes_message`) into the log.
     ``tools/train.py`` runs these checks in every run before
     ``runner.train()`` (before MMEngine builds the parameter schedulers);
-    add this hook to ``custom_hooks`` for a Runner built elsewhere, where
-    it checks at ``before_train``.
+    mmlml's configs register this hook (``default_hooks.setup_check``),
+    which checks at ``before_train`` for a Runner built elsewhere (e.g.
+    MMPretrain's ``tools/train.py``).
 
     Example:
-        >>> custom_hooks = [dict(type='TrainingSetupCheckHook')]
+        >>> default_hooks = dict(
+        ...     setup_check=dict(type='TrainingSetupCheckHook'))
     """
 
     priority = 'VERY_HIGH'

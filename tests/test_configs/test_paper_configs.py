@@ -213,21 +213,24 @@ def test_one_training_iteration(config, tmp_path, monkeypatch):
 
 
 def test_auto_scale_lr_scales_the_one_cycle_peak(tmp_path, monkeypatch):
-    """``auto_scale_lr`` scales OneCycleLR's ``eta_max`` (which sets the
-    learning rate) like the optimizer's lr, with any train.py once mmlml
-    is imported (``compat.patch_one_cycle_scaling``)."""
+    """``auto_scale_lr`` scales the peak of the one-cycle schedule
+    (``ScaledOneCycleLR``, which takes it from the optimizer's lr) like the
+    optimizer's lr, with the stock Runner."""
     monkeypatch.chdir(write_benchmark_data(tmp_path))
     path = osp.join(ROOT, 'configs', TRAINED[0])
     cfg = _tiny(Config.fromfile(path), tmp_path / 'work')
-    assert cfg.param_scheduler[0].type == 'OneCycleLR'
-    peak = cfg.param_scheduler[0].eta_max
+    assert cfg.param_scheduler[0].type == 'ScaledOneCycleLR'
+    assert 'eta_max' not in cfg.param_scheduler[0]
     lr = cfg.optim_wrapper.optimizer.lr
     cfg.auto_scale_lr.enable = True
     runner = Runner.from_cfg(cfg)
     runner.optim_wrapper = runner.build_optim_wrapper(runner.optim_wrapper)
     runner.scale_lr(runner.optim_wrapper, runner.auto_scale_lr)
-    # One process, batch 2, against the paper's 128 images per step.
-    assert runner.param_schedulers[0]['eta_max'] == pytest.approx(peak * 2 /
-                                                                  128)
-    assert runner.optim_wrapper.get_lr()['lr'][0] == pytest.approx(lr * 2 /
-                                                                   128)
+    schedulers = runner.build_param_scheduler(runner.param_schedulers)
+    # One process, batch 2, against the paper's 128 images per step (the
+    # optimizer's groups; MMEngine's logging-only base group is not scaled
+    # by scale_lr, whatever the schedule).
+    for group in runner.optim_wrapper.optimizer.param_groups:
+        assert group['max_lr'] == pytest.approx(lr * 2 / 128)
+        assert group['initial_lr'] == pytest.approx(lr * 2 / 128 / 25)
+    assert type(schedulers[0]).__name__ == 'ScaledOneCycleLR'

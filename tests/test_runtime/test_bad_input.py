@@ -1034,6 +1034,43 @@ def test_resume_with_other_model_keys(trained):
             _fake_runner(model, [LargeLossCorrectionHook()]), checkpoint)
 
 
+@pytest.mark.parametrize(
+    'change, match',
+    [("seed=1", r"seed 1200 -> 1"),
+     ("mode='ratio', ratio=0.5",
+      r"mode 'single_positive' -> 'ratio'; .*ratio None -> 0.5")],
+    ids=['other-seed', 'other-mode'])
+def test_resume_on_other_partial_labels(trained, change, match):
+    """resume-other-partial-labels: resuming an LL-Cp run after changing
+    the partial-label seed or mode would continue its label store on other
+    labels without a word; it is refused, naming what changed, unless
+    allowed explicitly."""
+    name = 'labels_' + change.split('=')[0]
+    config = _write(
+        trained.directory, f'{name}.py', f"""
+        _base_ = ['ll_cp.py']
+        train_dataloader = dict(dataset=dict({change}))
+        train_cfg = dict(max_epochs=3)
+        """)
+    args = [
+        config, '--work-dir',
+        str(trained.directory / name), '--resume', trained.checkpoint
+    ]
+    with pytest.raises(ValueError, match=r'partial labels differ.*' + match):
+        trained.tool.main(args)
+    runner = trained.tool.main(args + [
+        '--cfg-options', 'default_hooks.resume_check.allow_label_change=True'
+    ])
+    assert runner.epoch == 3
+
+
+def test_checkpoint_holds_the_partial_label_fingerprint(trained):
+    saved = _checkpoint(trained)['partial_labels']
+    assert saved["mode"] == "single_positive" and saved["seed"] == 1200
+    assert saved['num_samples'] == len(trained.runner.train_dataloader.dataset)
+    assert len(saved['observed_labels']) == 32
+
+
 def test_resume_without_label_store_warns(trained, monkeypatch):
     """resume-without-label-store-warns: a checkpoint without a label store
     resumed by a run with a store hook starts from the initial labels, and

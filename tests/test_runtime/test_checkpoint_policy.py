@@ -288,4 +288,4 @@ def test_runner_log_lists_applied_fixes(trained):
         lines = [line for line in f if 'mmlml compatibility fixes' in line]
     assert len(lines) == 1
     assert 'safe checkpoint loading' in lines[0]
-    assert 'target guard on CrossEntropyLoss' in lines[0]
+    assert 'CPU torchrun' in lines[0]

@@ -1,7 +1,8 @@
-"""The fixes of mmlml.compat, each against the failure it fixes, the
-record of the applied fixes, and the guard on stock losses fed mmlml's
-training targets. The crafted-file and real-training checks of checkpoint
-loading are in test_checkpoint_safety.py."""
+"""The repairs of mmlml.compat, each against the failure it repairs and
+with a check that upstream still needs it; importing mmlml leaves every
+other MMPretrain / MMEngine object as it was; the checks of stock losses fed
+mmlml's training targets. The crafted-file and real-training checks of
+checkpoint loading are in test_checkpoint_policy.py."""
 import importlib.util
 import os.path as osp
 import subprocess
@@ -19,6 +20,7 @@ from mmengine.runner.checkpoint import CheckpointLoader
 
 import mmlml  # noqa: F401
 from mmlml import compat
+from mmlml.models.losses import check_stock_loss_target, stock_loss_name
 from mmlml.registry import MODELS
 
 
@@ -119,43 +121,130 @@ def test_cpu_ddp_wrapper_drops_device_ids():
 
 def test_applied_fixes_record():
     names = compat.applied_fixes()
-    assert names[0] == 'checkpoint_loading'
-    assert {
-        'checkpoint_loading', 'cpu_distributed', 'loss_target_guard',
-        'average_precision', 'one_cycle_scaling'
-    } <= set(names)
     # The package lookup is replaced only where pkg_resources is missing.
     missing = importlib.util.find_spec('pkg_resources') is None
-    assert ('package_lookup' in names) == missing
+    assert names == ('checkpoint_loading', ) + (
+        ('package_lookup', ) if missing else ()) + ('cpu_distributed', )
     message = compat.applied_fixes_message()
     count = len(compat.checkpoint_safe_globals())
     assert message.startswith(
         'mmlml compatibility fixes applied: safe checkpoint loading '
         f'({count} globals allow-listed), ')
-    assert message.endswith(
-        'target guard on CrossEntropyLoss, FocalLoss, AsymmetricLoss, '
-        'AP 0 for classes without a known evaluation label, '
-        'auto_scale_lr scales OneCycleLR eta_max')
+    assert message.endswith('CPU torchrun')
     compat.apply_all()  # idempotent
     assert compat.applied_fixes() == names
 
 
-# ------------------------------------------------------ average precision
+#: What ``import mmlml`` must leave as upstream made it: (module, attribute
+#: path). The repairs change only the loaders and launchers they name.
+UNTOUCHED = [
+    ('mmpretrain.evaluation.metrics.multi_label', '_average_precision'),
+    ('mmpretrain.evaluation', 'AveragePrecision.calculate'),
+    ('mmpretrain.evaluation', 'AveragePrecision.compute_metrics'),
+    ('mmpretrain.evaluation', 'MultiLabelMetric.calculate'),
+    ('mmpretrain.models.losses', 'CrossEntropyLoss.forward'),
+    ('mmpretrain.models.losses', 'FocalLoss.forward'),
+    ('mmpretrain.models.losses', 'AsymmetricLoss.forward'),
+    ('mmpretrain.models.losses', 'LabelSmoothLoss.forward'),
+    ('mmpretrain.models.heads', 'MultiLabelLinearClsHead.loss'),
+    ('mmengine.runner', 'Runner.scale_lr'),
+    ('mmengine.runner', 'Runner.build_logger'),
+    ('mmengine.runner', 'Runner.train'),
+    ('mmengine.runner', 'Runner.build_param_scheduler'),
+    ('mmengine.optim.scheduler', 'OneCycleLR.__init__'),
+    ('torch', 'load'),
+]
+
+#: What the repairs replace (a test below checks upstream still needs it).
+REPAIRED = [
+    ('mmengine.dist.utils', '_init_dist_pytorch'),
+    ('mmengine.model', 'MMDistributedDataParallel.__init__'),
+    ('mmengine.runner', 'CheckpointLoader.load_checkpoint'),
+]
 
 
-def test_average_precision_of_a_class_without_known_label():
-    """A class whose evaluation targets are all -1 (ignored, e.g. no
-    verified OpenImages label in the test split) gets AP 0, as a class
-    without a positive does; the other classes' APs are unchanged."""
-    from mmpretrain.evaluation import AveragePrecision
-    pred = torch.tensor([[0.9, 0.2, 0.7], [0.3, 0.8, 0.1], [0.6, 0.4, 0.5]])
-    target = torch.tensor([[1, -1, 0], [0, -1, 1], [1, -1, -1]])
-    per_class = AveragePrecision.calculate(pred, target, average=None)
-    assert per_class[1] == 0
-    expected = AveragePrecision.calculate(
-        pred[:, [0, 2]], target[:, [0, 2]], average=None)
-    torch.testing.assert_close(per_class[[0, 2]], expected)
-    assert AveragePrecision.calculate(pred, target) == per_class.mean()
+def test_import_leaves_upstream_objects_alone():
+    """In a fresh interpreter: the objects of :data:`UNTOUCHED` are the same
+    before and after ``import mmlml``, and only those of :data:`REPAIRED`
+    change; the stock metric and losses keep their upstream behaviour."""
+    script = textwrap.dedent(f"""
+        import functools, importlib
+        import torch
+
+        def get(module, path):
+            obj = importlib.import_module(module)
+            for name in path.split('.'):
+                obj = getattr(obj, name)
+            return obj
+
+        before = {{(m, p): get(m, p) for m, p in {UNTOUCHED + REPAIRED!r}}}
+        import mmlml  # noqa
+        changed = sorted(p for (m, p), obj in before.items()
+                         if get(m, p) is not obj)
+        print('changed', changed)
+
+        from mmpretrain.models import build_loss
+        bce = build_loss(dict(type='CrossEntropyLoss', use_sigmoid=True))
+        x = torch.zeros(1, 2)
+        print('stock bce on -1:', float(bce(x, torch.tensor([[1., -1.]]))))
+        from mmpretrain.evaluation import AveragePrecision
+        try:
+            AveragePrecision.calculate(torch.rand(2, 2),
+                                       torch.tensor([[1, -1], [0, -1]]))
+        except IndexError:
+            print('stock AP raises IndexError')
+        """)
+    out = subprocess.run([sys.executable, '-c', script],
+                         capture_output=True,
+                         text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    repaired = sorted(path for _, path in REPAIRED)
+    assert f'changed {repaired}' in out.stdout
+    assert 'stock bce on -1: 0.69' in out.stdout  # upstream value
+    assert 'stock AP raises IndexError' in out.stdout
+
+
+def test_upstream_still_needs_the_repairs(tmp_path):
+    """Each repair is still needed by the installed upstream code, checked
+    without mmlml imported: when one of these fails, upstream has fixed it
+    and the repair can go."""
+    checkpoint = tmp_path / 'ckpt.pth'
+    torch.save({'buffer': HistoryBuffer([1.0], [1])}, checkpoint)
+    script = textwrap.dedent(f"""
+        import inspect, sys
+        import torch
+        import torch.hub
+        # checkpoint_loading: torch's default refuses MMEngine's objects ...
+        try:
+            torch.load({str(checkpoint)!r})
+            print('torch.load: loads')
+        except Exception:
+            print('torch.load: refuses')
+        # ... and torch.hub's URL loader (MMEngine's for URLs) unpickles
+        # whatever a downloaded file holds.
+        import mmengine.runner.checkpoint as ckpt
+        source = inspect.getsource(ckpt.load_from_http)
+        print('hub loader:', 'load_url' in source and
+              'weights_only' not in source)
+        # package_lookup: MMEngine looks packages up with pkg_resources.
+        import mmengine.utils.package_utils as pu
+        print('pkg_resources:', 'pkg_resources' in inspect.getsource(
+            pu.is_installed))
+        # cpu_distributed: the launcher sets a CUDA device unconditionally.
+        import mmengine.dist.utils as du
+        print('set_device:', 'torch.cuda.set_device' in inspect.getsource(
+            du._init_dist_pytorch))
+        """)
+    out = subprocess.run([sys.executable, '-c', script],
+                         capture_output=True,
+                         text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert 'torch.load: refuses' in out.stdout
+    assert 'hub loader: True' in out.stdout
+    assert 'pkg_resources: True' in out.stdout
+    assert 'set_device: True' in out.stdout
 
 
 # ------------------------------------- stock losses fed mmlml's -1 targets
@@ -168,53 +257,66 @@ STOCK_LOSSES = [
     (dict(type='AsymmetricLoss', use_sigmoid=False), 'PartialAsymmetricLoss'),
 ]
 
+OBSERVED = torch.tensor([[1, 0, -1, 0, 0], [0, 1, 0, 0, -1], [-1, -1, 1, 0, 0],
+                         [0, 0, 0, 1, 0]]).float()
+
 
 @pytest.mark.parametrize('cfg, replacement', STOCK_LOSSES)
-def test_stock_loss_refuses_observed_negatives(cfg, replacement):
+def test_stock_loss_target_check(cfg, replacement):
     loss = MODELS.build(cfg)
-    cls_score = torch.randn(4, 5, generator=torch.Generator().manual_seed(0))
-    observed = torch.tensor([[1, 0, -1, 0, 0], [0, 1, 0, 0, -1],
-                             [-1, -1, 1, 0, 0], [0, 0, 0, 1, 0]]).float()
     with pytest.raises(ValueError) as info:
-        loss(cls_score, observed, avg_factor=4)
+        check_stock_loss_target(loss, OBSERVED)
     message = str(info.value)
     assert "mmlml's observed negatives (-1)" in message
-    assert f"model.head.loss=dict(type='{replacement}')" in message
+    assert f"type='{replacement}')" in message
     assert MODELS.get(replacement) is not None  # a registered mmlml loss
-
-    # Valid targets give what the unguarded loss gives: 0/1 labels and
-    # Mixup-like soft scores.
-    soft = 0.3 * (observed == 1).float() + 0.7 * (observed.flip(0) == 1)
-    for target in ((observed == 1).float(), soft):
-        unguarded = type(loss).forward.__wrapped__
-        torch.testing.assert_close(
-            loss(cls_score, target, avg_factor=4),
-            unguarded(loss, cls_score, target, avg_factor=4))
+    # The dataset's int8 label matrix is checked the same way.
+    with pytest.raises(ValueError, match='observed negatives'):
+        check_stock_loss_target(loss, OBSERVED.numpy().astype(np.int8))
+    # Valid targets pass: 0/1 labels, soft scores, class indices.
+    soft = 0.3 * (OBSERVED == 1).float() + 0.7 * (OBSERVED.flip(0) == 1)
+    for target in ((OBSERVED == 1).float(), soft, torch.tensor([0, 3, 1])):
+        check_stock_loss_target(loss, target)
 
 
-def test_label_smooth_loss_is_not_refused():
-    """LabelSmoothLoss (multi_label) smooths every non-positive target,
-    -1 included, to eps before its CrossEntropyLoss: it reads -1 as a
-    negative, and the guard lets it through."""
-    loss = MODELS.build(
+def test_mmlml_and_other_losses_are_not_checked():
+    """mmlml's losses read -1; LabelSmoothLoss (multi_label) smooths every
+    non-positive target, -1 included, to eps: neither is refused."""
+    for cfg in (dict(type='ANLoss'),
+                dict(
+                    type='LabelSmoothLoss',
+                    label_smooth_val=0.1,
+                    mode='multi_label',
+                    use_sigmoid=True)):
+        assert stock_loss_name(MODELS.build(cfg)) is None
+        check_stock_loss_target(MODELS.build(cfg), OBSERVED)
+
+
+@pytest.mark.parametrize('cfg, replacement', STOCK_LOSSES[:1])
+def test_partial_label_head_checks_its_first_target(cfg, replacement):
+    """A PartialLabel*Head with a stock loss checks the target of its first
+    training loss only; with an mmlml loss it checks nothing."""
+    from mmpretrain.structures import DataSample
+    head = MODELS.build(
         dict(
-            type='LabelSmoothLoss',
-            label_smooth_val=0.1,
-            mode='multi_label',
-            use_sigmoid=True))
-    cls_score = torch.randn(2, 3)
-    target = torch.tensor([[1., -1., 0.], [0., 1., -1.]])
-    torch.testing.assert_close(
-        loss(cls_score, target), loss(cls_score, (target == 1).float()))
-
-
-def test_stock_loss_accepts_class_indices():
-    """Integer targets (single-label class indices) are left alone."""
-    cls_score = torch.randn(3, 4)
-    for cfg in (dict(type='FocalLoss'), dict(type='AsymmetricLoss'),
-                dict(type='CrossEntropyLoss')):
-        assert torch.isfinite(
-            MODELS.build(cfg)(cls_score, torch.tensor([0, 3, 1])))
+            type='PartialLabelLinearClsHead',
+            num_classes=5,
+            in_channels=3,
+            loss=cfg))
+    head.train()
+    feats = (torch.randn(4, 3), )
+    samples = [DataSample().set_gt_score(row) for row in OBSERVED]
+    with pytest.raises(ValueError, match=f"type='{replacement}'"):
+        head.loss(feats, samples)
+    head.loss(feats, samples)  # checked once: the stock loss computes
+    mmlml_head = MODELS.build(
+        dict(
+            type='PartialLabelLinearClsHead',
+            num_classes=5,
+            in_channels=3,
+            loss=dict(type='ANLoss')))
+    assert not mmlml_head._check_first_target
+    mmlml_head.loss(feats, samples)
 
 
 def tiny_config(tmp_path, mode, loss, max_epochs=2):

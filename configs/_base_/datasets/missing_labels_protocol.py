@@ -133,7 +133,7 @@ test_dataloader = val_dataloader
 # metrics at 0.5 (the official code predicts p > 0.5, MMPretrain
 # p >= 0.5), then CF1 = 2 CP CR / (CP + CR).
 val_evaluator = [
-    dict(type='AveragePrecision'),
+    dict(type='PartialLabelAveragePrecision'),
     dict(type='MultiLabelMetric', thr=0.5),
     dict(type='MultiLabelMetric', thr=0.5, average='micro'),
     dict(type='MultiLabelF1Metric', thr=0.5),

@@ -72,7 +72,7 @@ test_dataloader = dict(
 # per-class F1) and overall (OP, OR, OF1) metrics at 0.5, then the papers'
 # CF1 = 2 CP CR / (CP + CR).
 val_evaluator = [
-    dict(type='AveragePrecision'),
+    dict(type='PartialLabelAveragePrecision'),
     dict(type='MultiLabelMetric', thr=0.5),
     dict(type='MultiLabelMetric', thr=0.5, average='micro'),
     dict(type='MultiLabelF1Metric', thr=0.5),

@@ -57,7 +57,7 @@ val_dataloader = dict(
 # mAP, then MMPretrain's per-class (CP, CR, mean of per-class F1) and
 # overall (OP, OR, OF1) metrics, then the papers' CF1 = 2 CP CR / (CP + CR).
 val_evaluator = [
-    dict(type='AveragePrecision'),
+    dict(type='PartialLabelAveragePrecision'),
     dict(type='MultiLabelMetric', thr=0.5),
     dict(type='MultiLabelMetric', thr=0.5, average='micro'),
     dict(type='MultiLabelF1Metric', thr=0.5),

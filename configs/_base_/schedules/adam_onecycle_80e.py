@@ -47,9 +47,10 @@ optim_wrapper = dict(
 # the training loader), over the 80 scheduled epochs.
 scheduled_epochs = 80
 param_scheduler = [
+    # ScaledOneCycleLR: MMEngine's OneCycleLR with its peak (eta_max) taken
+    # from optimizer.lr, so that --auto-scale-lr scales both.
     dict(
-        type='OneCycleLR',
-        eta_max=1e-4,
+        type='ScaledOneCycleLR',
         pct_start=0.2,
         div_factor=25.,
         final_div_factor=1e4,
@@ -92,8 +93,7 @@ custom_hooks = [
 ]
 
 # The learning rate is the paper's for a batch of 128 images per step.
-# OneCycleLR sets the learning rate from its own `eta_max`: with
-# `--auto-scale-lr`, mmlml (`compat.patch_one_cycle_scaling`, active once
-# mmlml is imported, with any train.py) scales it like
-# `optim_wrapper.optimizer.lr`; MMEngine alone scales only the latter.
+# ScaledOneCycleLR takes its peak from `optim_wrapper.optimizer.lr`, so
+# `--auto-scale-lr` scales the whole schedule (MMEngine's OneCycleLR keeps
+# its own `eta_max`).
 auto_scale_lr = dict(base_batch_size=128, enable=False)

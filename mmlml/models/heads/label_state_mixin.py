@@ -6,6 +6,8 @@ import torch.nn as nn
 from mmpretrain.structures import label_to_onehot
 from torch import Tensor
 
+from mmlml.models.losses.stock_losses import (check_stock_loss_target,
+                                              stock_loss_name)
 from mmlml.registry import MODELS
 from mmlml.structures import LabelStore, sample_indices
 
@@ -13,7 +15,8 @@ __all__ = ['LabelStateMixin', 'LossInputs']
 
 
 class LossInputs(NamedTuple):
-    """The inputs of the head's last training loss, for hooks."""
+    """The inputs of a head's training loss, handed to the hooks that update
+    per-sample state (:meth:`LabelStateMixin.pop_loss_inputs`)."""
 
     #: ``(B,)`` int64 ``sample_idx`` of the batch, on the CPU.
     indices: Tensor
@@ -39,9 +42,16 @@ class LabelStateMixin:
       that the method's hook creates and attaches before training (hooks
       write it, the head only reads it).
 
-    After each training loss, :attr:`last_loss_inputs` holds the batch's
-    indices, detached logits and target, which the stateful hooks read to
-    update the store from the training forward pass (no extra pass).
+    The hand-over to the hooks: while a store is attached, each training
+    loss keeps the batch's indices, detached logits and target as
+    :class:`LossInputs`, and :meth:`pop_loss_inputs` hands them over once
+    (the hook that updates the store calls it after the iteration): the
+    store is updated from the training forward pass, with no extra pass.
+
+    With one of MMPretrain's sigmoid losses (``CrossEntropyLoss``,
+    ``FocalLoss``, ``AsymmetricLoss``), the first training loss checks
+    that the target holds no observed negative (-1), which those losses
+    cannot read (:func:`~mmlml.models.losses.check_stock_loss_target`).
 
     Put it before the head class it extends, e.g.
     ``class MyHead(LabelStateMixin, SomeMultiLabelClsHead): pass``.
@@ -57,7 +67,7 @@ class LabelStateMixin:
     # Declared without a class-level value: a class attribute would shadow
     # the submodule, which nn.Module keeps in ``_modules``.
     label_estimator: Optional[nn.Module]
-    last_loss_inputs: Optional[LossInputs] = None
+    _loss_inputs: Optional[LossInputs] = None
 
     def __init__(self,
                  *args,
@@ -68,6 +78,21 @@ class LabelStateMixin:
                 label_estimator, nn.Module):
             label_estimator = MODELS.build(label_estimator)
         self.label_estimator = label_estimator
+        # Only a stock sigmoid loss has its first target checked.
+        self._check_first_target = stock_loss_name(
+            self.loss_module) is not None
+
+    def pop_loss_inputs(self) -> Optional[LossInputs]:
+        """The inputs of the last training loss computed while a store was
+        attached, once: the call clears them.
+
+        Returns:
+            LossInputs | None: The batch's indices, detached logits and
+            target, or None if no such loss was computed since the last
+            call.
+        """
+        inputs, self._loss_inputs = self._loss_inputs, None
+        return inputs
 
     def attach_label_store(self, store: LabelStore) -> None:
         """Serve the loss's state from ``store`` (called by the hooks)."""
@@ -102,6 +127,11 @@ class LabelStateMixin:
     def _get_loss(self, cls_score: Tensor, data_samples: List, **kwargs):
         """Hand the loss its declared state, compute it, and keep the
         inputs for the hooks (while a store is attached)."""
+        if self._check_first_target and self.training:
+            self._check_first_target = False
+            check_stock_loss_target(
+                self.loss_module, stack_target(data_samples,
+                                               cls_score.size(1)))
         names = list(getattr(self.loss_module, 'state_inputs', ()))
         if not names and self.label_store is None:
             return super()._get_loss(cls_score, data_samples, **kwargs)
@@ -110,7 +140,7 @@ class LabelStateMixin:
         kwargs.update(self.label_state(indices, names, cls_score))
         losses = super()._get_loss(cls_score, data_samples, **kwargs)
         if self.training:
-            self.last_loss_inputs = LossInputs(
+            self._loss_inputs = LossInputs(
                 indices, cls_score.detach(),
                 stack_target(data_samples, cls_score.size(1)))
         return losses

@@ -34,6 +34,8 @@ from .partial_focal_loss import PartialFocalLoss
 from .role_loss import ROLELoss, role_loss
 from .splc_loss import (SPLC_BASES, SPLCLoss, splc_corrected_target, splc_loss,
                         splc_pseudo_positives)
+from .stock_losses import (STOCK_SIGMOID_LOSSES, check_stock_loss_target,
+                           stock_loss_name)
 from .utils import (NEGATIVE, POSITIVE, UNKNOWN, prepare_inputs,
                     prepare_pseudo_labels, reduce_loss)
 from .wan_loss import WANLoss
@@ -54,5 +56,6 @@ __all__ = [
     'LargeLoss', 'large_loss', 'num_large_losses', 'select_large_losses',
     'large_loss_selection', 'OPMLSPLoss', 'opml_sp_loss', 'opml_sp_targets',
     'PartialAsymmetricLoss', 'PartialFocalLoss', 'asymmetric_focal_loss',
-    'EntMinLoss', 'entmin_loss', 'ROLELoss', 'role_loss'
+    'EntMinLoss', 'entmin_loss', 'ROLELoss', 'role_loss',
+    'STOCK_SIGMOID_LOSSES', 'check_stock_loss_target', 'stock_loss_name'
 ]

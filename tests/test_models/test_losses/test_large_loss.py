@@ -95,6 +95,16 @@ def official_ll_cp(logits, label_vec, delta_rel, first_epoch):
     return final.mean(), flipped, kept
 
 
+class HandOver:
+    """A head's side of the loss-input hand-over (``pop_loss_inputs``)."""
+
+    inputs = None
+
+    def pop_loss_inputs(self):
+        inputs, self.inputs = self.inputs, None
+        return inputs
+
+
 def test_hook_matches_intended_official_code():
     """Three epochs over 36 samples in batches of 8 (the last of 4): at
     every batch the loss equals the official one for the same labels, the
@@ -114,7 +124,7 @@ def test_hook_matches_intended_official_code():
             loss_weight=1 / classes))
     hook = LargeLossCorrectionHook()
     hook.store = LabelStore(num, classes)
-    hook.head = SimpleNamespace(last_loss_inputs=None)
+    hook.head = HandOver()
     hook.loss = loss
     expected_total = 0
     for epoch in range(3):
@@ -130,7 +140,7 @@ def test_hook_matches_intended_official_code():
             official, flipped, kept = official_ll_cp(x, label_vec, delta,
                                                      epoch == 0)
             torch.testing.assert_close(ours, official)
-            hook.head.last_loss_inputs = LossInputs(idx, x, target[idx])
+            hook.head.inputs = LossInputs(idx, x, target[idx])
             before = hook.store.pseudo_label_mask()[idx]
             hook.after_train_iter(None, 0)
             new = hook.store.pseudo_label_mask()[idx] & ~before
