@@ -90,6 +90,66 @@ def check_batches(loader) -> None:
         f'at most {num_samples} or set train_dataloader.drop_last=False')
 
 
+def check_validation_split(runner) -> None:
+    """A configured validation loop has samples to validate on.
+
+    Raises:
+        ValueError: The validation dataset is empty (``val_frac=0`` of a
+            ``PartialLabelDataset`` split), where MMEngine's sampler fails
+            with ``ZeroDivisionError`` at the first validation.
+    """
+    loop = runner.val_loop  # built here if still a config, as train() does
+    dataset = getattr(getattr(loop, 'dataloader', None), 'dataset', None)
+    try:
+        empty = dataset is not None and len(dataset) == 0
+    except TypeError:  # an iterable dataset of unknown length
+        return
+    if not empty:
+        return
+    val_frac = getattr(dataset, 'val_frac', None)
+    cause = '' if val_frac is None else f' (its val_frac is {val_frac})'
+    raise ValueError(
+        f'the validation split (val_dataloader.dataset) is empty{cause}: '
+        'give it samples (val_frac > 0 in both the training and the '
+        'validation PartialLabelDataset), or train without validation: '
+        '--cfg-options val_dataloader=None val_cfg=None val_evaluator=None'
+        ' (and default_hooks.checkpoint.save_best=None)')
+
+
+def drop_idle_schedulers(runner) -> None:
+    """Leave out the parameter schedulers (still configs) that begin at or
+    after the end of training, with a warning: they would never act, and
+    MMEngine refuses to build one whose ``end`` (by default the end of
+    training) is not after its ``begin`` ("end should be larger than
+    begin"), e.g. the cosine phase after a one-epoch warm-up in a
+    ``max_epochs=1`` smoke run.
+    """
+    schedulers = runner.param_schedulers
+    if isinstance(schedulers, dict) and 'type' in schedulers:
+        schedulers = [schedulers]
+    if not isinstance(schedulers, list) or not all(
+            isinstance(s, dict) for s in schedulers):
+        return  # built already, or one list per optimizer
+    loop = runner.train_loop
+    kept = []
+    for index, cfg in enumerate(schedulers):
+        by_epoch = cfg.get('by_epoch', True)
+        length = getattr(loop, 'max_epochs' if by_epoch else 'max_iters',
+                         None)
+        begin = cfg.get('begin', 0)
+        if length is not None and begin >= min(
+                cfg.get('end', float('inf')), length):
+            unit = 'epoch' if by_epoch else 'iteration'
+            runner.logger.warning(
+                f'param_scheduler[{index}] ({cfg.get("type")}) begins at '
+                f'{unit} {begin}, at or after the end of training '
+                f'({length} {unit}s): it never acts and is left out.')
+            continue
+        kept.append(cfg)
+    if len(kept) < len(schedulers):
+        runner.param_schedulers = kept
+
+
 def check_loss_targets(model, dataset) -> None:
     """A stock MMPretrain sigmoid loss is not trained on observed negatives.
 
@@ -121,7 +181,11 @@ def check_training_setup(runner) -> None:
 
     Raises:
         ValueError: See :func:`check_num_classes`,
-            :func:`check_loss_targets` and :func:`check_batches`.
+            :func:`check_loss_targets`, :func:`check_batches` and
+            :func:`check_validation_split`.
+
+    Schedulers that would never act are left out
+    (:func:`drop_idle_schedulers`).
     """
     if runner in _CHECKED:
         return
@@ -132,6 +196,8 @@ def check_training_setup(runner) -> None:
     check_num_classes(model, loader.dataset)
     check_loss_targets(model, loader.dataset)
     check_batches(loader)
+    check_validation_split(runner)
+    drop_idle_schedulers(runner)
     _CHECKED.add(runner)
 
 
@@ -148,6 +214,9 @@ class TrainingSetupCheckHook(Hook):
     - MMPretrain's ``CrossEntropyLoss``, ``FocalLoss`` or
       ``AsymmetricLoss`` on a training set with observed negatives (-1),
       which those losses cannot read (they go below zero);
+    - an empty validation split (``val_frac=0``) with validation on
+      (``ZeroDivisionError`` in MMEngine's sampler at the first
+      validation);
     - ``train_dataloader.drop_last=True`` with a batch larger than the
       training split: epochs of no iteration (an epoch-based schedule fails
       with ``end should be larger than begin``, an iteration-based loop

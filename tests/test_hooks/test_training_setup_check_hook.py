@@ -2,6 +2,7 @@
 silently on nothing) are refused at construction or before the first
 iteration, by a ``ValueError`` naming the setting to change."""
 import inspect
+import os.path as osp
 
 import numpy as np
 import pytest
@@ -95,6 +96,10 @@ PREPROCESSOR_MESSAGE = (r'model\.data_preprocessor\.num_classes is 7 but '
 BATCH_MESSAGE = (r'train_dataloader\.batch_size \(64\) is larger than the '
                  r'training split \(51 samples.*drop_last=True.*'
                  r'at most 51')
+NO_VALIDATION_SPLIT = ('train_dataloader = dict(dataset=dict(val_frac=0))\n'
+                       'val_dataloader = dict(dataset=dict(val_frac=0))\n')
+VALIDATION_MESSAGE = (r'the validation split \(val_dataloader\.dataset\) is '
+                      r'empty \(its val_frac is 0\).*val_cfg=None')
 
 
 @pytest.mark.parametrize(
@@ -118,8 +123,12 @@ def test_num_classes_mismatch_hook(tiny_demo_config, extra, message):
     'extra, message', [(HEAD_CLASSES, HEAD_MESSAGE),
                        (PREPROCESSOR_CLASSES, PREPROCESSOR_MESSAGE),
                        (TOP_LEVEL_PREPROCESSOR_CLASSES, PREPROCESSOR_MESSAGE),
-                       (BIG_BATCH, BATCH_MESSAGE)],
-    ids=['head', 'data_preprocessor', 'top_level_data_preprocessor', 'batch'])
+                       (BIG_BATCH, BATCH_MESSAGE),
+                       (NO_VALIDATION_SPLIT, VALIDATION_MESSAGE)],
+    ids=[
+        'head', 'data_preprocessor', 'top_level_data_preprocessor', 'batch',
+        'empty_validation'
+    ])
 def test_train_tool_refuses_disagreeing_settings(tiny_demo_config, tmp_path,
                                                  extra, message):
     """``tools/train.py`` checks every run (no hook in the config): a batch
@@ -143,6 +152,25 @@ def test_batch_that_fits_passes_the_check(tiny_demo_config):
     runner = Runner.from_cfg(cfg)
     check_training_setup(runner)
     assert len(runner.train_loop.dataloader) == 1
+
+
+def test_one_epoch_smoke_run_leaves_out_idle_schedulers(tiny_demo_config,
+                                                       tmp_path):
+    """``max_epochs=1`` on a demo config (a warm-up epoch, then cosine from
+    epoch 1): MMEngine would refuse the cosine scheduler ("end should be
+    larger than begin"); it never acts, so it is left out with a warning,
+    and the run trains and validates."""
+    tool = load_train_tool()
+    runner = tool.main([
+        tiny_demo_config(max_epochs=1), '--work-dir',
+        str(tmp_path / 'work')
+    ])
+    assert runner.epoch == 1
+    assert [type(s).__name__ for s in runner.param_schedulers] == ['LinearLR']
+    with open(osp.join(runner.log_dir, f'{runner.timestamp}.log')) as f:
+        log = f.read()
+    assert 'param_scheduler[1] (CosineAnnealingLR) begins at epoch 1' in log
+    assert log.count('mmlml compatibility fixes applied') == 1
 
 
 # -------------------------------------------------------------------- --amp
