@@ -134,8 +134,7 @@ def drop_idle_schedulers(runner) -> None:
     kept = []
     for index, cfg in enumerate(schedulers):
         by_epoch = cfg.get('by_epoch', True)
-        length = getattr(loop, 'max_epochs' if by_epoch else 'max_iters',
-                         None)
+        length = getattr(loop, 'max_epochs' if by_epoch else 'max_iters', None)
         begin = cfg.get('begin', 0)
         if length is not None and begin >= min(
                 cfg.get('end', float('inf')), length):

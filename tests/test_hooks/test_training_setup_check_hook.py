@@ -154,17 +154,16 @@ def test_batch_that_fits_passes_the_check(tiny_demo_config):
     assert len(runner.train_loop.dataloader) == 1
 
 
-def test_one_epoch_smoke_run_leaves_out_idle_schedulers(tiny_demo_config,
-                                                       tmp_path):
+def test_one_epoch_smoke_run_leaves_out_idle_schedulers(
+        tiny_demo_config, tmp_path):
     """``max_epochs=1`` on a demo config (a warm-up epoch, then cosine from
     epoch 1): MMEngine would refuse the cosine scheduler ("end should be
     larger than begin"); it never acts, so it is left out with a warning,
     and the run trains and validates."""
     tool = load_train_tool()
-    runner = tool.main([
-        tiny_demo_config(max_epochs=1), '--work-dir',
-        str(tmp_path / 'work')
-    ])
+    runner = tool.main(
+        [tiny_demo_config(max_epochs=1), '--work-dir',
+         str(tmp_path / 'work')])
     assert runner.epoch == 1
     assert [type(s).__name__ for s in runner.param_schedulers] == ['LinearLR']
     with open(osp.join(runner.log_dir, f'{runner.timestamp}.log')) as f:
