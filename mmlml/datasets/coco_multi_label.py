@@ -204,6 +204,7 @@ class CocoMultiLabel(CustomMultiLabelDataset):
         cat_index = self._read_categories(content['categories'])
 
         file_names: Dict[int, str] = {}
+        ids_of_names: Dict[str, int] = {}
         for i, img in enumerate(content['images']):
             if not (isinstance(img, dict) and _is_int(img.get('id'))
                     and isinstance(img.get('file_name'), str)
@@ -214,7 +215,14 @@ class CocoMultiLabel(CustomMultiLabelDataset):
             if img['id'] in file_names:
                 raise ValueError(f'The image id {img["id"]} appears twice in '
                                  f'`images` of {path!r}.')
+            if img['file_name'] in ids_of_names:
+                raise ValueError(
+                    f'The file {img["file_name"]!r} is listed twice in '
+                    f'`images` of {path!r}, under the ids '
+                    f'{ids_of_names[img["file_name"]]} and {img["id"]}: one '
+                    'image would be two samples with split labels.')
             file_names[img['id']] = img['file_name']
+            ids_of_names[img['file_name']] = img['id']
 
         labels: Dict[int, set] = {}
         for i, ann in enumerate(content['annotations']):

@@ -216,6 +216,10 @@ def load_label_file(
 
     Returns:
         np.ndarray: The ``(num_samples, num_classes)`` ``int8`` matrix.
+
+    Raises:
+        ValueError: Besides a malformed file, one without any observed
+            label (nothing to train on).
     """
     suffix = osp.splitext(os.fspath(path))[1].lower()
     if suffix == '.txt':
@@ -226,10 +230,18 @@ def load_label_file(
         if len(names) != num_samples:
             raise ValueError(f'Got {len(names)} file names for '
                              f'{num_samples} samples.')
-        return load_text_label_file(path, names, num_classes, dataset_desc)
-    if suffix == '.npy':
-        return load_npy_label_file(path, num_samples, num_classes,
-                                   dataset_desc)
-    raise ValueError(f'`label_file` {os.fspath(path)!r} must be an .npy '
-                     'matrix or a .txt file of "<file name>,<class '
-                     f'indices>" lines, but its suffix is {suffix!r}.')
+        labels = load_text_label_file(path, names, num_classes, dataset_desc)
+    elif suffix == '.npy':
+        labels = load_npy_label_file(path, num_samples, num_classes,
+                                     dataset_desc)
+    else:
+        raise ValueError(f'`label_file` {os.fspath(path)!r} must be an .npy '
+                         'matrix or a .txt file of "<file name>,<class '
+                         f'indices>" lines, but its suffix is {suffix!r}.')
+    if labels.size and not labels.any():
+        raise ValueError(
+            f'`label_file` {os.fspath(path)!r} holds no observed label (every '
+            f'entry of its {labels.shape[0]} x {labels.shape[1]} matrix is 0, '
+            'unknown): there is nothing to train on. Check that the file is '
+            'the one meant for this dataset.')
+    return labels

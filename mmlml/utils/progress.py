@@ -67,11 +67,12 @@ def epoch_progress(owner: str) -> Tuple[int, int]:
             'single epoch, so its epoch schedule would never move and it '
             'would run as another method. An iteration-based loop '
             '(IterBasedTrainLoop, train_cfg=dict(by_epoch=False, ...)) '
-            'always reports one: add '
-            "custom_hooks=[dict(type='TrainingProgressHook')] to count an "
-            'epoch as one pass over the training data. In an epoch-based '
-            'run, train for more than one epoch (the same hook accepts a '
-            'one-epoch run, e.g. for a smoke test).')
+            'always reports one: add TrainingProgressHook '
+            "(custom_hooks=[dict(type='TrainingProgressHook')], or "
+            '`tools/train.py --training-progress`) to count an epoch as one '
+            'pass over the training data. In an epoch-based run, train for '
+            'more than one epoch (the same hook accepts a one-epoch run, '
+            'e.g. for a smoke test).')
     return epoch, max_epochs
 
 
@@ -138,6 +139,12 @@ class TrainingProgress:
             raise ValueError(f'epoch must be >= 0, got {epoch}')
         if max_epochs is not None and max_epochs < 1:
             raise ValueError(f'max_epochs must be >= 1, got {max_epochs}')
+        if epoch is not None and max_epochs is not None and (epoch
+                                                             >= max_epochs):
+            raise ValueError(
+                f'epoch {epoch} is past the training of max_epochs='
+                f'{max_epochs} (epochs are 0-based: the last is '
+                f'{max_epochs - 1}); the schedules would stay at their end')
         self._epoch_override = epoch
         self._max_epochs_override = max_epochs
 

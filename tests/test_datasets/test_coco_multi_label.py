@@ -219,6 +219,11 @@ def test_missing_and_malformed_files(coco):
          'category id 1 appears twice'),
         (dict(good, images=good['images'] + [dict(id=9, file_name='a.jpg')]),
          'image id 9 appears twice'),
+        (dict(
+            good,
+            images=good['images'] +
+            [dict(id=99, file_name=good['images'][0]['file_name'])]),
+         r'file .* is listed twice in `images` .* under the ids 9 and 99'),
         (dict(good, images=good['images'] + [dict(id=8)]),
          r'Entry 6 of `images` .* `file_name`'),
         ({

@@ -389,6 +389,21 @@ def test_text_label_file_errors(tmp_path, lines, match):
         PartialLabelDataset(inner, mode='file', label_file=str(path))
 
 
+@pytest.mark.parametrize('suffix', ['.txt', '.npy'])
+def test_label_file_without_observed_label(tmp_path, suffix):
+    """label-file-empty: a label file whose every entry is unknown trains
+    on nothing; it is refused, naming the file."""
+    names = [f'COCO_train2014_{i:012d}.jpg' for i in (9, 25, 30, 34)]
+    inner = _coco_like(tmp_path, names)
+    path = tmp_path / f'labels{suffix}'
+    if suffix == '.txt':
+        path.write_text(''.join(f'{name},\n' for name in names))
+    else:
+        np.save(path, np.zeros((4, 4), dtype=np.int8))
+    with pytest.raises(ValueError, match=r'holds no observed label.*4 x 4'):
+        PartialLabelDataset(inner, mode='file', label_file=str(path))
+
+
 def test_text_label_file_needs_unique_names(tmp_path):
     inner = _coco_like(tmp_path, ['a/x.jpg', 'b/x.jpg'])
     path = tmp_path / 'labels.txt'

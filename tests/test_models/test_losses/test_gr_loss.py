@@ -117,10 +117,19 @@ def test_paper_schedule():
 
 
 def test_schedule_fractions_are_capped():
-    loss = gr()
-    loss.set_epoch(12, 8)
+    """Past its own max_epochs (a run longer than the loss's ``T``), the
+    schedules stay at their end."""
+    loss = build(dict(type='GRLoss', max_epochs=8))
+    loss.set_epoch(12)
     assert loss.current_parameters() == pytest.approx(
         dict(w=2.0, b=-2.0, mu=0.8, sigma=0.5))
+
+
+def test_set_epoch_past_max_epochs_is_refused():
+    loss = gr()
+    with pytest.raises(ValueError, match=r'epoch 8 is past .*max_epochs=8'):
+        loss.set_epoch(8, 8)
+    loss.set_epoch(7, 8)
 
 
 def test_epochs_from_message_hub_and_overrides(fresh_hub):
