@@ -33,6 +33,11 @@ config that trains on a label file (``mode='file'``) and names a
 ``first_stage = dict(config=..., thr=...)`` is the second stage of a
 two-stage method: its labels are made by ``tools/pseudo_label.py`` from the
 first stage's best checkpoint of the same seed, setting and mode.
+
+Progress: each finished run prints a line with its test mAP, the runs done
+of how many, the time elapsed and the estimated time left; while runs go
+on, stderr lists the runs in progress at least a minute apart (a run's own
+log, with MMEngine's per-iteration ETA, is ``log.txt`` in its folder).
 """
 import argparse
 import json
@@ -41,6 +46,7 @@ import os.path as osp
 import platform
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -52,6 +58,8 @@ from mmengine.config import Config, DictAction  # noqa: E402
 from mmlml.analysis.benchmark_results import aggregate  # noqa: E402
 from mmlml.analysis.benchmark_results import markdown_table  # noqa: E402
 from mmlml.output_files import check_output  # noqa: E402
+from mmlml.utils.progress_line import (ProgressLine,  # noqa: E402
+                                       format_duration)
 
 TOOLS = osp.dirname(osp.abspath(__file__))
 
@@ -163,13 +171,21 @@ class Benchmark:
             raise RuntimeError(f'Command failed ({result.returncode}), see '
                                f'{log}: {" ".join(cmd)}')
 
+    def finished(self, config: str, mode: str, setting: str,
+                 seed: int) -> bool:
+        """Whether the run has a result that :meth:`train` reuses."""
+        name = osp.splitext(osp.basename(config))[0]
+        result_file = osp.join(
+            self.run_dir(mode, setting, name, seed), 'result.json')
+        return osp.exists(result_file) and not self.args.force
+
     def train(self, config: str, mode: str, setting: str, seed: int) -> dict:
         """Train and test one config (its first stage first, if any);
         return the run's summary."""
         name = osp.splitext(osp.basename(config))[0]
         run_dir = self.run_dir(mode, setting, name, seed)
         result_file = osp.join(run_dir, 'result.json')
-        if osp.exists(result_file) and not self.args.force:
+        if self.finished(config, mode, setting, seed):
             with open(result_file) as f:
                 return dict(json.load(f), cached=True)
         os.makedirs(run_dir, exist_ok=True)
@@ -217,24 +233,67 @@ class Benchmark:
             for c in args.configs if _dataset_modes(c)[2] is not None
         }
         tasks.sort(key=lambda t: t[0] not in firsts)
+        first_runs = [t for t in tasks if t[0] in firsts]
         start = time.time()
+        # Progress: a line per finished run (stdout) with the estimated
+        # time left, and on stderr, while runs go on, a line at least a
+        # minute apart with the runs in progress.
+        to_train = sum(not self.finished(*t) for t in tasks)
+        if args.force:  # the first stages run twice (see below)
+            to_train += len(first_runs)
+        progress = ProgressLine('[benchmark] runs', to_train, interval=60)
+        print(
+            f'[benchmark] {len(tasks)} runs, {len(tasks) - to_train} '
+            f'finished before, {args.jobs} at a time; each run logs to '
+            f'{osp.join(self.work_dir, "MODE", "SETTING", "CONFIG", "seedN")}'
+            '/log.txt',
+            file=sys.stderr,
+            flush=True)
+        lock = threading.Lock()
+        running = set()
 
         def work(task):
-            summary = self.train(*task)
             name = osp.splitext(osp.basename(task[0]))[0]
+            label = f'{task[1]} {task[2]} {name} seed {task[3]}'
+            with lock:
+                running.add(label)
+            try:
+                summary = self.train(*task)
+            finally:
+                with lock:
+                    running.discard(label)
             if summary.pop('cached', False):
                 return summary
-            print(
-                f'[{task[1]} {task[2]} {name} seed {task[3]}] test mAP '
-                f'{summary["mAP"]:.2f} ({summary["minutes"]:.1f} min; '
-                f'{(time.time() - start) / 60:.1f} min elapsed)',
-                flush=True)
+            with lock:
+                progress.done += 1
+                eta = progress.eta()
+                left = '' if eta is None or progress.done >= to_train else \
+                    f', ETA {format_duration(eta)}'
+                print(
+                    f'[{progress.done}/{to_train}] [{label}] test mAP '
+                    f'{summary["mAP"]:.2f} ({summary["minutes"]:.1f} min; '
+                    f'{(time.time() - start) / 60:.1f} min elapsed{left})',
+                    flush=True)
+                progress.last = time.monotonic()
             return summary
 
-        with ThreadPoolExecutor(args.jobs) as pool:
-            first_runs = [t for t in tasks if t[0] in firsts]
-            list(pool.map(work, first_runs))
-            summaries = list(pool.map(work, tasks))
+        stop = threading.Event()
+
+        def heartbeat():
+            while not stop.wait(5):
+                with lock:
+                    if running:
+                        progress.poll('running: ' + ', '.join(sorted(running)))
+
+        thread = threading.Thread(target=heartbeat, daemon=True)
+        thread.start()
+        try:
+            with ThreadPoolExecutor(args.jobs) as pool:
+                list(pool.map(work, first_runs))
+                summaries = list(pool.map(work, tasks))
+        finally:
+            stop.set()
+            thread.join()
         results = {}
         for (config, mode, setting, _), summary in zip(tasks, summaries):
             name = osp.splitext(osp.basename(config))[0]
@@ -317,14 +376,28 @@ def parse_args(argv=None):
         'configs',
         nargs='*',
         help='method configs (default: every config in configs/demo)')
-    parser.add_argument('--seeds', nargs='+', type=int, default=[0, 1, 2])
+    parser.add_argument(
+        '--seeds',
+        nargs='+',
+        type=int,
+        default=[0, 1, 2],
+        help='training seeds; every config is trained once per seed, '
+        'setting and mode (default: 0 1 2)')
     parser.add_argument(
         '--settings',
         nargs='+',
         choices=list(SETTINGS),
-        default=['single_positive'])
+        default=['single_positive'],
+        help='the partial labels of the training and validation sets: one '
+        'positive per image, or the missing ratio 0.5 / 0.8 (default: '
+        'single_positive)')
     parser.add_argument(
-        '--modes', nargs='+', choices=MODES, default=['finetune'])
+        '--modes',
+        nargs='+',
+        choices=MODES,
+        default=['finetune'],
+        help='finetune: train the whole network; linear: freeze the '
+        'pretrained backbone and train the head only (default: finetune)')
     parser.add_argument(
         '--linear-lr',
         type=float,
@@ -337,9 +410,22 @@ def parse_args(argv=None):
         type=int,
         default=1,
         help='torch threads of each run (default: 1)')
-    parser.add_argument('--baseline', default='an')
-    parser.add_argument('--oracle', default='full_labels')
-    parser.add_argument('--work-dir', default='work_dirs/benchmark')
+    parser.add_argument(
+        '--baseline',
+        default='an',
+        help='the config name the tables and the figure compare with (the '
+        'low end of the gap closed; default: an)')
+    parser.add_argument(
+        '--oracle',
+        default='full_labels',
+        help='the config name trained on full labels (the high end of the '
+        'gap closed; default: full_labels)')
+    parser.add_argument(
+        '--work-dir',
+        default='work_dirs/benchmark',
+        help='where the runs are kept, one folder per mode, setting, config '
+        'and seed; a run whose folder has a result is not repeated '
+        '(default: work_dirs/benchmark)')
     parser.add_argument('--out', help='JSON file of every run')
     parser.add_argument('--markdown', help='markdown file of the tables')
     parser.add_argument('--figure', help='PNG file of the comparison')

@@ -12,9 +12,14 @@ one command::
 CF1 is reported twice: MMPretrain's ``MultiLabelMetric`` averages per-class
 F1 scores ("CF1 (mean F1)"), while the multi-label papers define
 ``CF1 = 2 CP CR / (CP + CR)`` ("CF1 (paper)").
+
+Progress: MMEngine's log prints a training line with the run's ETA at
+least four times an epoch, and before each run stderr says which run of
+how many is next, the time elapsed and the estimated time left.
 """
 import argparse
 import json
+import math
 import os.path as osp
 import sys
 import time
@@ -22,13 +27,15 @@ import time
 sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 from mmengine.config import Config, DictAction  # noqa: E402
-from mmengine.runner import Runner  # noqa: E402
+from mmengine.hooks import Hook, LoggerHook  # noqa: E402
+from mmengine.runner import EpochBasedTrainLoop, Runner  # noqa: E402
 
 import mmlml  # noqa: E402,F401
 from mmlml.analysis.benchmark_results import COLUMNS  # noqa: E402
 from mmlml.analysis.benchmark_results import aggregate  # noqa: E402
 from mmlml.analysis.benchmark_results import summarise  # noqa: E402
 from mmlml.output_files import add_force_argument, check_output  # noqa: E402
+from mmlml.utils.progress_line import ProgressLine  # noqa: E402
 
 DIAGNOSTICS = ('score_pos', 'score_neg', 'recall', 'precision', 'auc')
 
@@ -47,6 +54,23 @@ def missing_label_file(config: str, cfg_options=None):
             return path
         dataset = dataset.get('dataset')
     return None
+
+
+class LogIntervalHook(Hook):
+    """Log at least four training lines an epoch (with MMEngine's ETA):
+    lowers the ``LoggerHook`` interval to a quarter of an epoch where it is
+    longer (the configs' 50 iterations are most of a demo epoch, minutes on
+    a loaded machine)."""
+
+    priority = 'VERY_LOW'
+
+    def before_train(self, runner) -> None:
+        if not isinstance(runner.train_loop, EpochBasedTrainLoop):
+            return
+        quarter = max(1, math.ceil(len(runner.train_dataloader) / 4))
+        for hook in runner.hooks:
+            if isinstance(hook, LoggerHook) and hook.interval > quarter:
+                hook.interval = quarter
 
 
 def run(config: str,
@@ -72,6 +96,7 @@ def run(config: str,
         ]
     start = time.time()
     runner = Runner.from_cfg(cfg)
+    runner.register_hook(LogIntervalHook())
     runner.train()
     best = runner.message_hub.get_info('best_ckpt')
     if best:
@@ -149,19 +174,30 @@ def main(argv=None):
     check_output(args.out, args.configs, args.force)
 
     results = {}
+    label_files = {
+        config: missing_label_file(config, args.cfg_options)
+        for config in args.configs
+    }
+    seeds = args.seeds or [None]
+    progress = ProgressLine(
+        '[demo] runs',
+        len(seeds) * sum(path is None for path in label_files.values()))
     for config in args.configs:
         name = osp.splitext(osp.basename(config))[0]
-        label_file = missing_label_file(config, args.cfg_options)
+        label_file = label_files[config]
         if label_file is not None:
             print(f'\n[{name}] skipped: it trains on {label_file}, which '
                   'does not exist yet (run the first stage its header '
                   'describes).')
             continue
         runs = []
-        for seed in args.seeds or [None]:
+        for seed in seeds:
+            progress.print(f'next: {name}' +
+                           (f', seed {seed}' if seed is not None else ''))
             runs.append(
                 run(config, args.work_dir, seed, args.cfg_options,
                     args.diagnostics))
+            progress.done += 1
             print(f'\n[{name}] test metrics (best val checkpoint, '
                   f'seed {seed if seed is not None else "of the config"}, '
                   f'{runs[-1]["minutes"]:.1f} min):')

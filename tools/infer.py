@@ -54,6 +54,7 @@ from mmpretrain.structures import DataSample  # noqa: E402
 import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
 from mmlml.output_files import add_force_argument, check_output  # noqa: E402
 from mmlml.registry import DATASETS, MODELS, TRANSFORMS  # noqa: E402
+from mmlml.utils.progress_line import ProgressLine  # noqa: E402
 
 IMAGE_EXTENSIONS = ('.jpg', '.jpeg', '.png', '.bmp', '.webp')
 
@@ -369,10 +370,15 @@ def main(argv=None) -> List[Dict]:
         cfg.merge_from_dict(args.cfg_options)
     inferencer = build_inferencer(cfg, args.checkpoint, args.device)
     results = []
+    # Elapsed time and ETA on stderr, every 10 s or more (nothing for a
+    # short run).
+    progress = ProgressLine('[infer] images', len(images))
     for result in inferencer.predict(images, args.batch_size, args.thr,
                                      args.topk):
         print(format_result(result, args.thr))
         results.append(result)
+        progress.update()
+    progress.close()
     if args.out is not None:
         write_results(results, inferencer.classes, args.out)
         print(f'{len(results)} images x {len(inferencer.classes)} class '

@@ -2,7 +2,9 @@
 
 Same command line as MMPretrain's ``tools/test.py`` (without visualisation).
 ``mmlml`` is imported first, so checkpoints load under torch >= 2.6 and
-``mmpretrain::`` base configs parse without ``pkg_resources``.
+``mmpretrain::`` base configs parse without ``pkg_resources``. With an EMA
+hook that evaluates both models, ``--out`` holds the regular model's
+metrics too (``<metric>_origin``, as the log prints them).
 """
 import argparse
 import json
@@ -49,7 +51,13 @@ def parse_args(argv=None):
         choices=['none', 'pytorch', 'slurm', 'mpi'],
         default='none',
         help='job launcher')
-    parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
+    parser.add_argument(
+        '--local_rank',
+        '--local-rank',
+        type=int,
+        default=0,
+        help='the process rank on its node, set by the distributed launcher '
+        '(python -m torch.distributed.launch)')
     add_force_argument(parser)
     args = parser.parse_args(argv)
     check_output(args.out, (args.config, args.checkpoint), args.force)
@@ -130,6 +138,24 @@ class CheckpointFitHook(Hook):
                 'in the checkpoint).')
 
 
+def with_origin_metrics(runner, metrics: dict) -> dict:
+    """``metrics`` and the ``*_origin`` ones that the log prints beside
+    them.
+
+    With MMPretrain's ``EMAHook(evaluate_on_ema=True,
+    evaluate_on_origin=True)`` (the Hill/SPLC recipe), ``Runner.test``
+    returns the EMA model's metrics only; the hook evaluates the regular
+    model again and publishes its metrics in the ``MessageHub`` as
+    ``test/<metric>_origin``, where the log finds them. Returns a new dict
+    with both (the EMA model's keep their names).
+    """
+    merged = dict(metrics)
+    for key, history in runner.message_hub.log_scalars.items():
+        if key.startswith('test/') and key.endswith('_origin'):
+            merged.setdefault(key[len('test/'):], history.current())
+    return merged
+
+
 def main(argv=None):
     args = parse_args(argv)
     if args.out and args.out_item == 'metrics' and \
@@ -142,7 +168,7 @@ def main(argv=None):
     else:
         runner = Runner.from_cfg(cfg)
     runner.register_hook(CheckpointFitHook(args.checkpoint))
-    metrics = runner.test()
+    metrics = with_origin_metrics(runner, runner.test())
     if args.out and args.out_item == 'metrics' and runner.rank == 0:
         with open(args.out, 'w') as f:
             json.dump({k: float(v) for k, v in metrics.items()}, f, indent=2)

@@ -11,6 +11,9 @@ step; and the settings that disagree with each other (the head's
 ``num_classes`` and the dataset's classes, a batch larger than the training
 split with ``drop_last``, ``--amp`` without a GPU) are refused before
 training starts (see :class:`~mmlml.hooks.TrainingSetupCheckHook`).
+``--training-progress`` adds :class:`~mmlml.hooks.TrainingProgressHook`,
+which the epoch-dependent losses need to accept a one-epoch smoke run or to
+count epochs in an iteration-based loop.
 """
 import argparse
 import os
@@ -26,6 +29,7 @@ from mmengine.runner import Runner  # noqa: E402
 import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
 from mmlml.dist_end import end_distributed  # noqa: E402
 from mmlml.hooks import ResumeCheckHook  # noqa: E402
+from mmlml.hooks import TrainingProgressHook  # noqa: E402
 from mmlml.hooks.training_setup_check_hook import \
     check_training_setup  # noqa: E402
 
@@ -60,6 +64,15 @@ def parse_args(argv=None):
         action='store_true',
         help='disable persistent_workers in the dataloaders')
     parser.add_argument(
+        '--training-progress',
+        action='store_true',
+        help='add TrainingProgressHook (unless the config has one), for '
+        'the epoch-dependent losses (SPLC, Large Loss, GR...): they then '
+        'accept a one-epoch run, e.g. a smoke test with --cfg-options '
+        'train_cfg.max_epochs=1, and count an epoch as one pass over the '
+        'training data in an iteration-based loop '
+        '(train_cfg.by_epoch=False), both of which they refuse otherwise')
+    parser.add_argument(
         '--cfg-options',
         nargs='+',
         action=DictAction,
@@ -70,7 +83,13 @@ def parse_args(argv=None):
         choices=['none', 'pytorch', 'slurm', 'mpi'],
         default='none',
         help='job launcher')
-    parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
+    parser.add_argument(
+        '--local_rank',
+        '--local-rank',
+        type=int,
+        default=0,
+        help='the process rank on its node, set by the distributed launcher '
+        '(python -m torch.distributed.launch)')
     args = parser.parse_args(argv)
     if 'LOCAL_RANK' not in os.environ:
         os.environ['LOCAL_RANK'] = str(args.local_rank)
@@ -118,8 +137,24 @@ def merge_args(cfg, args):
     set_dataloader_defaults(cfg, args)
     if args.cfg_options is not None:
         cfg.merge_from_dict(args.cfg_options)
+    if args.training_progress:
+        add_training_progress_hook(cfg)
     check_amp_device(cfg)
     return cfg
+
+
+def add_training_progress_hook(cfg):
+    """Append ``TrainingProgressHook`` to the config's ``custom_hooks``
+    (kept as they are) unless one is there (``--training-progress``)."""
+    hooks = list(cfg.get('custom_hooks') or [])
+    names = ('TrainingProgressHook', 'mmpretrain.TrainingProgressHook',
+             TrainingProgressHook)
+    if not any(
+            isinstance(hook, TrainingProgressHook)
+            or isinstance(hook, dict) and hook.get('type') in names
+            for hook in hooks):
+        hooks.append(dict(type='TrainingProgressHook'))
+    cfg.custom_hooks = hooks
 
 
 def check_amp_device(cfg):

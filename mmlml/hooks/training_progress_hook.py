@@ -39,6 +39,11 @@ class TrainingProgressHook(Hook):
     Nothing is saved in checkpoints: the count follows the restored
     iteration after a resume, and a changed batch size takes effect.
 
+    ``tools/train.py --training-progress`` adds it to any config (keeping
+    the config's other custom hooks), e.g. for a one-epoch smoke run of a
+    paper config: ``--training-progress --cfg-options
+    train_cfg.max_epochs=1``.
+
     Example:
         >>> train_cfg = dict(by_epoch=False, max_iters=20000,
         ...                  val_interval=2000)

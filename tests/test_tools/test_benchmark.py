@@ -160,8 +160,14 @@ def test_benchmark_end_to_end(tmp_path, capsys):
     assert '| an |' in table and '| full_labels |' in table
     assert 'an → full_labels gap closed' in table
     assert osp.getsize(tmp_path / 'b.png') > 1000
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert '[finetune single_positive an seed 0] test mAP' in out
+    # Progress: runs done of how many, the time left until the last one.
+    assert '[1/2] [finetune single_positive ' in out and ', ETA ' in out
+    assert '[2/2] [finetune single_positive ' in out
+    assert '[benchmark] 2 runs, 0 finished before, 2 at a time' \
+        in captured.err
 
     # Existing outputs are replaced with --force only (which also reruns).
     with pytest.raises(FileExistsError, match='b.json.*--force'):
@@ -172,7 +178,9 @@ def test_benchmark_end_to_end(tmp_path, capsys):
     ])
     assert again['finetune']['single_positive']['an']['mAP'] \
         == rows['an']['mAP']
-    assert 'test mAP' not in capsys.readouterr().out.split('**')[0]
+    captured = capsys.readouterr()
+    assert 'test mAP' not in captured.out.split('**')[0]
+    assert '[benchmark] 2 runs, 2 finished before' in captured.err
 
 
 def test_demo_configs_start_from_the_shipped_backbone():

@@ -84,13 +84,19 @@ def parse_args(argv=None):
         'of LOSS_CATALOG)')
     parser.add_argument('--depth', type=int, default=50, help='ResNet depth')
     parser.add_argument('--size', type=int, default=448, help='image size')
-    parser.add_argument('--batch', type=int, default=32)
+    parser.add_argument(
+        '--batch', type=int, default=32, help='images per iteration')
     parser.add_argument(
         '--classes', type=int, default=80, help='number of classes')
-    parser.add_argument('--rounds', type=int, default=20)
+    parser.add_argument(
+        '--rounds',
+        type=int,
+        default=20,
+        help='timed rounds, one iteration of each loss per round')
     parser.add_argument(
         '--warmup', type=int, default=3, help='untimed rounds first')
-    parser.add_argument('--device', default='cpu')
+    parser.add_argument(
+        '--device', default='cpu', help='e.g. cuda (default: cpu)')
     parser.add_argument(
         '--amp', action='store_true', help='bf16 autocast (CUDA)')
     parser.add_argument(

@@ -96,9 +96,24 @@ def demo_iteration_us(batch_size, repeats):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--num-samples', type=int, default=1_743_042)
-    parser.add_argument('--num-classes', type=int, default=567)
-    parser.add_argument('--batch-size', type=int, default=32)
+    parser.add_argument(
+        '--num-samples',
+        type=int,
+        default=1_743_042,
+        help='samples in the label store (default: 1743042, OpenImages V6 '
+        'training images)')
+    parser.add_argument(
+        '--num-classes',
+        type=int,
+        default=567,
+        help='classes in the label store (default: 567, the OpenImages '
+        'subset)')
+    parser.add_argument(
+        '--batch-size',
+        type=int,
+        default=32,
+        help='samples per iteration of the lookup/update timing and of the '
+        'demo training step (default: 32)')
     parser.add_argument(
         '--repeats',
         type=int,

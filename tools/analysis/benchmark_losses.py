@@ -382,7 +382,10 @@ def main(argv=None):
         'trained model\'s logits sit far below 0)')
     parser.add_argument(
         '--logit-std', type=float, default=3.0, help='their std')
-    parser.add_argument('--device', default='cpu')
+    parser.add_argument(
+        '--device',
+        default='cpu',
+        help='the device the losses run on, e.g. cuda (default: cpu)')
     parser.add_argument(
         '--amp', action='store_true', help='time under autocast')
     args = parser.parse_args(argv)

@@ -141,9 +141,18 @@ def parse_args(argv=None):
         metavar='B',
         help='evaluate losses that couple the samples of a batch one grid '
         'point at a time, with B context samples')
-    parser.add_argument('--ylim', nargs=2, type=float, metavar=('LOW', 'HIGH'))
+    parser.add_argument(
+        '--ylim',
+        nargs=2,
+        type=float,
+        metavar=('LOW', 'HIGH'),
+        help='the y-axis range of every panel (default: matplotlib\'s)')
     parser.add_argument('--title', help='figure title')
-    parser.add_argument('--dpi', type=int, default=150)
+    parser.add_argument(
+        '--dpi',
+        type=int,
+        default=150,
+        help='resolution of the --out figure (default: 150)')
     parser.add_argument(
         '--list-presets', action='store_true', help='describe the presets')
     parser.add_argument(

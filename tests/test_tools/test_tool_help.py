@@ -1,0 +1,71 @@
+"""Every command-line argument of every python tool in tools/ says what it
+is for in ``--help``."""
+import argparse
+import glob
+import importlib.util
+import os.path as osp
+import sys
+
+import pytest
+from conftest import ROOT
+
+FOLDERS = ('tools', 'tools/analysis', 'tools/dataset_converters',
+           'tools/model_converters')
+TOOLS = sorted(
+    osp.relpath(path, ROOT) for folder in FOLDERS
+    for path in glob.glob(osp.join(ROOT, folder, '*.py')))
+
+
+class _Parsed(Exception):
+    """Raised instead of parsing, with the parser the tool built."""
+
+    def __init__(self, parser):
+        super().__init__('parser captured')
+        self.parser = parser
+
+
+def tool_parser(path: str) -> argparse.ArgumentParser:
+    """The ``ArgumentParser`` that the tool at ``path`` builds, caught when
+    its ``parse_args`` (else its ``main``) parses the command line."""
+    name = 'tool_help_' + path.replace('/', '_')[:-3]
+    spec = importlib.util.spec_from_file_location(name, osp.join(ROOT, path))
+    module = importlib.util.module_from_spec(spec)
+    # Its folder first on the path, as when it runs as a script (some tools
+    # import their neighbours).
+    sys.path.insert(0, osp.join(ROOT, osp.dirname(path)))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.pop(0)
+    entry = getattr(module, 'parse_args', None) or module.main
+
+    def capture(parser, *args, **kwargs):
+        raise _Parsed(parser)
+
+    original = argparse.ArgumentParser.parse_known_args
+    argparse.ArgumentParser.parse_known_args = capture
+    try:
+        entry([])
+    except _Parsed as parsed:
+        return parsed.parser
+    finally:
+        argparse.ArgumentParser.parse_known_args = original
+    raise AssertionError(f'{path} parsed no command line')
+
+
+def test_every_tool_is_listed():
+    assert 'tools/benchmark.py' in TOOLS and 'tools/train.py' in TOOLS
+    assert len(TOOLS) >= 17
+
+
+@pytest.mark.parametrize('path', TOOLS)
+def test_every_argument_has_help(path):
+    parser = tool_parser(path)
+    missing = [
+        '/'.join(action.option_strings) or action.dest
+        for action in parser._actions
+        if not isinstance(action, argparse._HelpAction) and (
+            action.help is None or not str(action.help).strip())
+    ]
+    assert not missing, f'{path}: arguments without help: {missing}'
+    assert parser.format_help()  # every help string formats
