@@ -346,6 +346,18 @@ def test_tools_refuse(tiny_demo_config, tmp_path):
     np.savez(bad, scores=SCORES)
     with pytest.raises(ValueError, match='lacks'):
         figures_tool.load_run(str(bad))
+    # figures-tool-bad-file: a missing file, a text file and a .npy are
+    # named in one line, not a numpy traceback.
+    out = ['--out-dir', str(tmp_path / 'figures')]
+    with pytest.raises(SystemExit):
+        figures_tool.parse_args([str(tmp_path / 'missing.npz')] + out)
+    text, single = tmp_path / 'notes.npz', tmp_path / 'scores.npy'
+    text.write_text('not an archive')
+    np.save(single, SCORES)
+    for path, match in ((text, r'notes\.npz is not an \.npz file'),
+                        (single, 'holds a single array')):
+        with pytest.raises(SystemExit, match=match):
+            figures_tool.main([str(path)] + out)
     with pytest.raises(FileNotFoundError, match='MissingLabelDiagnostics'):
         curves_tool.find_scalars(str(tmp_path))
 

@@ -106,6 +106,9 @@ def parse_args(argv=None):
             args.files,
             args.force,
             option=f'--out-dir {args.out_dir}: the file')
+    missing = [path for path in args.files if not osp.isfile(path)]
+    if missing:
+        parser.error(f'no such file: {", ".join(missing)}')
     if args.names is not None and len(args.names) != len(args.files):
         parser.error(f'--names needs one name per file: {len(args.files)} '
                      f'files, {len(args.names)} names')
@@ -119,8 +122,20 @@ def parse_args(argv=None):
 
 
 def load_run(path: str, name: str = None) -> dict:
-    """Read one ``.npz`` of ``missing_label_scores.py`` (checked)."""
-    with np.load(path, allow_pickle=False) as data:
+    """Read one ``.npz`` of ``missing_label_scores.py`` (checked).
+
+    Raises:
+        ValueError: ``path`` is not such a file.
+    """
+    not_ours = (f'{path} is not an .npz file of '
+                'tools/analysis/missing_label_scores.py')
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as error:
+        raise ValueError(f'{not_ours} ({error})') from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise ValueError(f'{not_ours}: it holds a single array')
+    with data:
         missing = [key for key in REQUIRED_KEYS if key not in data]
         if missing:
             raise ValueError(f'{path} lacks {missing}: is it a file of '
@@ -374,7 +389,10 @@ def main(argv=None):
                          '(pip install matplotlib)') from error
     matplotlib.use('Agg')
     names = args.names or [None] * len(args.files)
-    runs = [load_run(path, name) for path, name in zip(args.files, names)]
+    try:
+        runs = [load_run(path, name) for path, name in zip(args.files, names)]
+    except ValueError as error:
+        sys.exit(f'plot_missing_label_figures.py: error: {error}')
     for run, name in zip(runs, unique_names([r['name'] for r in runs])):
         run['name'] = name
     os.makedirs(args.out_dir, exist_ok=True)
