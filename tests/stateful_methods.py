@@ -1,7 +1,9 @@
 """The stateful methods as config overrides of the tiny demo config, and
 the hooks the stateful training tests add (importable by a torchrun
 subprocess through ``custom_imports``)."""
+import os
 import os.path as osp
+import signal
 import textwrap
 
 import pytest
@@ -125,23 +127,27 @@ def assert_fails_before_training(runner, error, match):
     assert runner.iter == 0  # nothing was trained
 
 
-class StopTraining(Exception):
-    """Raised by :class:`InterruptAfterEpoch`."""
+#: The environment variable that arms :class:`KillDuringEpoch`.
+KILL_SWITCH = 'MMLML_TEST_KILL'
 
 
 @HOOKS.register_module()
-class InterruptAfterEpoch(Hook):
-    """Stop training after (1-based) ``epoch``, once its checkpoint is
-    saved, as a crash would."""
+class KillDuringEpoch(Hook):
+    """Kill the process with SIGKILL before iteration ``iteration`` (0-based)
+    of (1-based) ``epoch``, as a crash or a preempted job would: no hook,
+    no ``finally`` and no buffered write runs. Armed only where the
+    environment variable :data:`KILL_SWITCH` is set, so that the config
+    that is killed also resumes."""
 
-    priority = 'LOWEST'
+    priority = 'HIGHEST'
 
-    def __init__(self, epoch):
-        self.epoch = epoch
+    def __init__(self, epoch, iteration=1):
+        self.epoch, self.iteration = epoch, iteration
 
-    def after_train_epoch(self, runner):
-        if runner.epoch + 1 == self.epoch:
-            raise StopTraining
+    def before_train_iter(self, runner, batch_idx, data_batch=None):
+        if (os.environ.get(KILL_SWITCH) and runner.epoch + 1 == self.epoch
+                and batch_idx == self.iteration):
+            os.kill(os.getpid(), signal.SIGKILL)
 
 
 @HOOKS.register_module()

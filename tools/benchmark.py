@@ -58,8 +58,8 @@ from mmengine.config import Config, DictAction  # noqa: E402
 from mmlml.analysis.benchmark_results import aggregate  # noqa: E402
 from mmlml.analysis.benchmark_results import markdown_table  # noqa: E402
 from mmlml.output_files import check_output  # noqa: E402
-from mmlml.utils.progress_line import (ProgressLine,  # noqa: E402
-                                       format_duration)
+from mmlml.utils.progress_line import ProgressLine  # noqa: E402
+from mmlml.utils.progress_line import format_duration  # noqa: E402
 
 TOOLS = osp.dirname(osp.abspath(__file__))
 

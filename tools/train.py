@@ -134,9 +134,10 @@ def merge_args(cfg, args):
         cfg.resume, cfg.load_from = True, args.resume
     if args.auto_scale_lr:
         cfg.auto_scale_lr = dict(cfg.get('auto_scale_lr') or {}, enable=True)
-    set_dataloader_defaults(cfg, args)
     if args.cfg_options is not None:
         cfg.merge_from_dict(args.cfg_options)
+    # After --cfg-options: num_workers=0 there turns persistent workers off.
+    set_dataloader_defaults(cfg, args)
     if args.training_progress:
         add_training_progress_hook(cfg)
     check_amp_device(cfg)

@@ -1,6 +1,6 @@
 """LabelStore: pseudo-labels and scores in one float16 per entry, lookups,
-per-class state, checkpoints (single process; tests/test_runtime/test_stateful_training.py
-runs two)."""
+per-class state, checkpoints (single process;
+tests/test_runtime/test_stateful_training.py runs two)."""
 import io
 import math
 
