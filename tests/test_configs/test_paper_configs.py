@@ -19,8 +19,9 @@ from mmengine.runner import Runner
 
 import mmlml  # noqa: F401
 
-#: Folders of configs that are no paper's: the demo and its source model.
-NOT_PAPERS = ('_base_', 'demo', 'benchmark')
+#: Folders of configs that are no paper's: the demo and its source model,
+#: the custom-dataset example (trained by tests/test_docs).
+NOT_PAPERS = ('_base_', 'demo', 'benchmark', 'custom')
 FOLDERS = sorted(
     osp.basename(osp.dirname(path))
     for path in glob.glob(osp.join(ROOT, 'configs', '*', ''))

@@ -613,9 +613,9 @@ def test_file_mode_statistics(ann_file, tmp_path, monkeypatch):
     assert stats['observed_positive_precision'] == 1.0
     assert stats['label_file'] is None
     assert not any('Against the full labels' in m for m in messages[-2:])
-    # A file without observed positives has no precision.
-    empty = _label_file(tmp_path, np.zeros((NUM_SAMPLES, NUM_CLASSES)),
-                        'empty.npy')
+    # A file without observed positives (negatives only) has no precision.
+    empty = _label_file(tmp_path, -np.ones((NUM_SAMPLES, NUM_CLASSES)),
+                        'negatives.npy')
     stats = _build(ann_file, mode='file', label_file=empty).statistics()
     assert stats['observed_positive_precision'] is None
     assert 'precision n/a' in messages[-2]
