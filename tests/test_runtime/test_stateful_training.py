@@ -47,7 +47,9 @@ def assert_same_table(a, b, exact=False):
             a, b, equal_nan=True, rtol=0, atol=0 if exact else 1e-3)
 
 
-@pytest.mark.parametrize('method', sorted(METHODS))
+# APL's extra scoring pass keeps the same state as APL (two-process test).
+@pytest.mark.parametrize('method',
+                         sorted(set(METHODS) - {'em_apl_extra_pass'}))
 def test_killed_and_resumed_equals_uninterrupted(tiny_demo_config, tmp_path,
                                                  method):
     """``tools/train.py`` killed with SIGKILL in the middle of epoch 3 (after
