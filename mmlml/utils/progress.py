@@ -94,14 +94,27 @@ def training_progress(like: Tensor, owner: str, min_epochs: int) -> Tensor:
     ``torch.compile`` calls it at every step instead of tracing it."""
     epoch, max_epochs = epoch_progress(owner)
     check_more_epochs(owner, max_epochs, min_epochs)
-    return torch.tensor([epoch, max_epochs],
-                        dtype=progress_dtype(like)).to(like.device)
+    return host_numbers_on(like, [epoch, max_epochs])
 
 
 @training_progress.register_fake
 def _training_progress_shape(like: Tensor, owner: str,
                              min_epochs: int) -> Tensor:
     return like.new_empty(2, dtype=progress_dtype(like))
+
+
+def host_numbers_on(like: Tensor, numbers: list) -> Tensor:
+    """``numbers`` as a tensor on ``like``'s device (dtype
+    :func:`progress_dtype`) without waiting for the device: on CUDA a copy
+    from pageable host memory synchronises the stream, one from pinned
+    memory does not (PyTorch's pinned-memory cache keeps the buffer until
+    the copy is done)."""
+    if like.device.type != 'cuda' or torch.compiler.is_compiling():
+        # (a compiled graph makes constants on the device itself)
+        return torch.tensor(
+            numbers, dtype=progress_dtype(like), device=like.device)
+    values = torch.tensor(numbers, dtype=progress_dtype(like))
+    return values.pin_memory().to(like.device, non_blocking=True)
 
 
 def progress_dtype(like: Tensor) -> torch.dtype:
@@ -184,9 +197,7 @@ class TrainingProgress:
         if self._epoch_override is not None:
             total = self.total_epochs() if (need_total
                                             or fixed is not None) else 0
-            values = torch.tensor([self._epoch_override, total],
-                                  dtype=progress_dtype(like),
-                                  device=like.device)
+            values = host_numbers_on(like, [self._epoch_override, total])
         elif fixed is None:
             values = training_progress(like.detach(), owner, self.min_epochs)
         else:
