@@ -13,5 +13,6 @@ compat.apply_all()
 
 from . import datasets, evaluation, hooks  # noqa: E402,F401 isort: skip
 from . import models, schedulers  # noqa: E402,F401 isort: skip
+from . import pseudo_labellers  # noqa: E402,F401 isort: skip
 
 __all__ = ['__version__']

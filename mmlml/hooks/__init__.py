@@ -7,6 +7,7 @@ honest: epoch-dependent losses following an iteration-based loop
 other (``TrainingSetupCheckHook``)."""
 from .apl_hook import APLHook
 from .class_ap_correction_hook import ClassAPCorrectionHook
+from .class_prior_hook import ClassPriorHook
 from .label_estimator_hook import LabelEstimatorHook
 from .label_store_hook import LabelStoreHook
 from .large_loss_correction_hook import LargeLossCorrectionHook
@@ -14,10 +15,11 @@ from .missing_label_diagnostics_hook import MissingLabelDiagnosticsHook
 from .resume_check_hook import ResumeCheckHook
 from .training_progress_hook import TrainingProgressHook
 from .training_setup_check_hook import TrainingSetupCheckHook
+from .vl_pseudo_label_hook import VLPseudoLabelHook
 
 __all__ = [
     'APLHook', 'LabelEstimatorHook', 'LabelStoreHook',
-    'MissingLabelDiagnosticsHook', 'ClassAPCorrectionHook',
+    'MissingLabelDiagnosticsHook', 'ClassAPCorrectionHook', 'ClassPriorHook',
     'LargeLossCorrectionHook', 'ResumeCheckHook', 'TrainingProgressHook',
-    'TrainingSetupCheckHook'
+    'TrainingSetupCheckHook', 'VLPseudoLabelHook'
 ]

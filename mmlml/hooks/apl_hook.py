@@ -3,10 +3,8 @@ import numbers
 from typing import Optional
 
 import torch
-from mmengine.model import is_model_wrapper
 
 from mmlml.registry import HOOKS
-from mmlml.structures import sample_indices
 from .label_store_hook import LabelStoreHook
 
 __all__ = ['APLHook']
@@ -141,28 +139,11 @@ class APLHook(LabelStoreHook):
         if not self._labels_after(runner):
             return
         if self.extra_pass:
-            self._score_training_set(runner)
+            self.score_training_set(runner)
         added = self.assign_pseudo_labels()
         runner.logger.info(
             f'APLHook: epoch {runner.epoch + 1}: {added} new soft negative '
             f'pseudo-labels, {self.store.num_pseudo_labels} in all.')
-
-    @torch.no_grad()
-    def _score_training_set(self, runner) -> None:
-        """The official scoring: the training dataloader through the model
-        in eval mode."""
-        model = runner.model
-        module = model.module if is_model_wrapper(model) else model
-        was_training = module.training
-        module.eval()
-        try:
-            for data_batch in runner.train_dataloader:
-                samples = model.val_step(data_batch)
-                scores = torch.stack([s.pred_score for s in samples])
-                self.store.record_scores(sample_indices(samples), scores)
-        finally:
-            module.train(was_training)
-            self.head.pop_loss_inputs()
 
     def assign_pseudo_labels(self, chunk: int = 64) -> int:
         """Pseudo-label the ``quota`` lowest-scoring candidates of every

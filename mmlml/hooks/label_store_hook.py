@@ -5,11 +5,12 @@ from typing import Optional, Tuple
 import torch
 from mmengine.hooks import Hook
 from mmengine.logging import print_log
+from mmengine.model import is_model_wrapper
 from mmengine.runner import EpochBasedTrainLoop
 
 from mmlml.datasets import PartialLabelDataset
 from mmlml.models.heads import LabelStateMixin, LossInputs
-from mmlml.structures import LabelStore
+from mmlml.structures import LabelStore, sample_indices
 from .utils import training_set_and_head
 
 __all__ = ['LabelStoreHook']
@@ -133,3 +134,22 @@ class LabelStoreHook(Hook):
         """The dataset's ``(N, C)`` int8 observed labels, as a tensor
         sharing their memory."""
         return torch.from_numpy(self.dataset.observed_labels)
+
+    @torch.no_grad()
+    def score_training_set(self, runner) -> None:
+        """Record the probabilities of a separate pass over the training
+        dataloader with the model in eval mode (so with the training
+        augmentation); under DDP every rank scores its shard and the store
+        gathers them. Costs one forward pass over the training set."""
+        model = runner.model
+        module = model.module if is_model_wrapper(model) else model
+        was_training = module.training
+        module.eval()
+        try:
+            for data_batch in runner.train_dataloader:
+                samples = model.val_step(data_batch)
+                scores = torch.stack([s.pred_score for s in samples])
+                self.store.record_scores(sample_indices(samples), scores)
+        finally:
+            module.train(was_training)
+            self.head.pop_loss_inputs()

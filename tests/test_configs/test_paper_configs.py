@@ -181,7 +181,7 @@ def _tiny(cfg, work_dir, size=64):
 #: One config per paper folder, each exercising something the others do
 #: not: the Hill paper's schedule, EMA and augmentation; APL's per-sample
 #: store; ROLE's label estimator; GR's epoch schedules; LASD's three
-#: views; OPML's AP-based correction.
+#: views; OPML's AP-based correction; CRISP's class priors.
 TRAINED = [
     'hill_splc/splc_resnet50_1xb128_coco2014-40left.py',
     'em_apl/em-apl_resnet50_1xb16_coco2014-single.py',
@@ -189,6 +189,7 @@ TRAINED = [
     'gr_loss/gr_resnet50_1xb8_cub-single.py',
     'lasd/lasd-cr_resnet50_1xb8_nuswide-single.py',
     'opml/opml-sp_resnet50_1xb16_coco2014-single.py',
+    'crisp/crisp_resnet50_1xb8_voc2012-single.py',
 ]
 
 

@@ -1110,14 +1110,23 @@ def test_epoch_dependent_loss_after_training(trained):
     [('APLHook', 2, r'APLHook: warmup_epochs=2 leaves no epoch to '
       r'pseudo-label in 2 epochs'),
      ('ClassAPCorrectionHook', 3, r'ClassAPCorrectionHook: warmup_epochs=3 '
-      r'leaves no epoch trained on corrected labels in 2 epochs')],
+      r'leaves no epoch trained on corrected labels in 2 epochs'),
+     ('ClassPriorHook', 2, r'ClassPriorHook: warmup_epochs=2 leaves no '
+      r'epoch trained with the estimated priors in 2 epochs')],
     ids=[
-        'apl-hook-warmup-ge-max-epochs', 'class-ap-hook-warmup-ge-max-epochs'
+        'apl-hook-warmup-ge-max-epochs', 'class-ap-hook-warmup-ge-max-epochs',
+        'class-prior-hook-warmup-ge-max-epochs'
     ])
 def test_hook_warmup_ge_max_epochs(trained, hook, warmup, match):
     """A warm-up as long as the training refuses to start."""
-    loss = dict(type='EMAPLLoss', alpha=0.2, beta=0.5) if hook == 'APLHook' \
-        else dict(type='LossSum', losses=[dict(type='OPMLSPLoss', rho=0.5)])
+    loss = {
+        'APLHook':
+        dict(type='EMAPLLoss', alpha=0.2, beta=0.5),
+        'ClassAPCorrectionHook':
+        dict(type='LossSum', losses=[dict(type='OPMLSPLoss', rho=0.5)]),
+        'ClassPriorHook':
+        dict(type='CRISPLoss'),
+    }[hook]
     config = _write(
         trained.directory, f'{hook}.py', f"""
         _base_ = ['tiny.py']

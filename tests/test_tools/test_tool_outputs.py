@@ -55,6 +55,7 @@ TOOLS = [
     ('plot_loss_gradients', [], '--out', None, '.png'),
     ('plot_loss_gradients', [], '--csv', None, '.csv'),
     ('plot_missing_label_curves', ['CFG'], '--out', 'CFG', '.png'),
+    ('plot_class_priors', ['CFG', 'CKPT'], '--out', 'CFG', '.png'),
     ('extract_backbone', ['CKPT'], None, 'CKPT', '.pth'),
     ('openimages',
      ['--data-root', 'ROOT', '--split', 'validation', '--classes-file',

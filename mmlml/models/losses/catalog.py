@@ -26,9 +26,13 @@ LOSS_CATALOG: Dict[str, dict] = {
     dict(expected_positives=2.9),
     'GRLoss':
     dict(max_epochs=10),
+    'GPRLoss':
+    dict(expected_positives=2.9, max_epochs=10),
+    'VLPLLoss': {},
     'EMLoss': {},
     'OPMLLoss': {},
     'OPMLSPLoss': {},
+    'CRISPLoss': {},
     'ZLPRLoss': {},
     'HighRankRegularizer': {},
     'LossSum':
@@ -74,6 +78,27 @@ def _example_class_ap(shape: Tuple[int, int], gen: torch.Generator) -> Tensor:
     return torch.rand(shape[1], generator=gen)
 
 
+def _example_class_priors(shape: Tuple[int, int],
+                          gen: torch.Generator) -> Tensor:
+    """Class priors in ``[0.1, 0.5]``, shape ``(C,)`` (CRISP)."""
+    return 0.1 + 0.4 * torch.rand(shape[1], generator=gen)
+
+
+def _example_positive_rates(shape: Tuple[int, int],
+                            gen: torch.Generator) -> Tensor:
+    """Fractions of samples with an observed positive, in ``[0.02, 0.1]``,
+    shape ``(C,)``: below the example priors, as observed positives are a
+    part of the positives."""
+    return 0.02 + 0.08 * torch.rand(shape[1], generator=gen)
+
+
+def _example_prior_estimated(shape: Tuple[int, int],
+                             gen: torch.Generator) -> Tensor:
+    """Which classes have an estimated prior (CRISP), about three in four:
+    1 or 0, shape ``(C,)``."""
+    return (torch.rand(shape[1], generator=gen) < 0.75).float()
+
+
 #: How to make an example of each kind of per-sample state, from the
 #: ``(N, C)`` shape of the logits.
 EXAMPLE_STATE: Dict[str,
@@ -81,6 +106,9 @@ EXAMPLE_STATE: Dict[str,
                         'pseudo_labels': _example_pseudo_labels,
                         'label_estimates': _example_label_estimates,
                         'class_ap': _example_class_ap,
+                        'class_priors': _example_class_priors,
+                        'positive_rates': _example_positive_rates,
+                        'prior_estimated': _example_prior_estimated,
                     }
 
 

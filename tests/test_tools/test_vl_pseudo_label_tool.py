@@ -1,0 +1,80 @@
+"""tools/vl_pseudo_label.py: the scores file of a config's training images,
+with a classifier trained earlier as the labeller (the tiny demo, no CLIP
+weights needed)."""
+import os.path as osp
+import sys
+
+import numpy as np
+import pytest
+import torch
+from conftest import ROOT
+from mmengine.config import Config
+from mmengine.registry import DefaultScope
+
+import mmlml  # noqa: F401
+from mmlml.registry import DATASETS, MODELS
+
+sys.path.insert(0, osp.join(ROOT, 'tools'))
+import vl_pseudo_label as tool  # noqa: E402
+
+
+def test_scores_file_of_the_training_rows(tiny_demo_config, tmp_path):
+    config = tiny_demo_config()
+    cfg = Config.fromfile(config)
+    with DefaultScope.overwrite_default_scope('mmpretrain'):
+        model = MODELS.build(
+            dict(cfg.model, data_preprocessor=cfg.data_preprocessor))
+    checkpoint = str(tmp_path / 'demo.pth')
+    torch.save(dict(state_dict=model.state_dict(), meta={}), checkpoint)
+    out = tmp_path / 'scores.npy'
+    argv = [
+        config, '--out',
+        str(out), '--labeller-options', 'type=ModelPseudoLabeller',
+        f'config={config}', f'checkpoint={checkpoint}', '--chunk-size', '16',
+        '--device', 'cpu'
+    ]
+    returned = tool.main(argv)
+    scores = np.load(out, allow_pickle=False)
+    np.testing.assert_array_equal(scores, returned)
+    # 64 images: the 51 training rows scored, the 13 validation rows NaN.
+    assert scores.shape == (64, 20) and scores.dtype == np.float32
+    scored = ~np.isnan(scores).any(1)
+    assert scored.sum() == 51 and not osp.exists(f'{out}.parts')
+    # The first rows as the model predicts them (the images of the
+    # dataset the training set wraps, BGR as the pipeline packs them).
+    with DefaultScope.overwrite_default_scope('mmpretrain'):
+        inner = DATASETS.build(cfg.train_dataloader.dataset.dataset)
+    rows = np.flatnonzero(scored)[:4]
+    images = torch.stack([
+        torch.from_numpy(inner.get_data_info(int(i))['img'].copy()).permute(
+            2, 0, 1) for i in rows
+    ])
+    model.eval()
+    with torch.no_grad():
+        inputs = model.data_preprocessor(dict(inputs=images))['inputs']
+        probs = model(inputs, mode='tensor').sigmoid()
+    np.testing.assert_allclose(scores[rows], probs.numpy(), atol=1e-6)
+
+    with pytest.raises(FileExistsError, match='--force'):
+        tool.main(argv)
+    every = tool.main(argv + ['--split', 'all', '--force'])
+    assert not np.isnan(every).any()
+    np.testing.assert_allclose(every[scored], scores[scored], atol=1e-6)
+
+
+def test_labeller_from_the_hook_a_file_or_options(tmp_path):
+    hook = dict(
+        type='VLPseudoLabelHook',
+        labeller=dict(type='CLIPPseudoLabeller', tiles=(4, 4)))
+    cfg = Config(dict(custom_hooks=[dict(type='EMAHook'), hook]))
+    labeller = tool.find_labeller(cfg)
+    assert labeller.type == 'CLIPPseudoLabeller'
+    assert tuple(labeller.tiles) == (4, 4)
+    labeller = tool.find_labeller(cfg, options=dict(tiles=(2, 2), eta=0.3))
+    assert tuple(labeller.tiles) == (2, 2) and labeller.eta == 0.3
+    path = tmp_path / 'labeller.py'
+    path.write_text("labeller = dict(type='ModelPseudoLabeller', "
+                    "config='c.py', checkpoint='w.pth')\n")
+    assert tool.find_labeller(cfg, str(path)).type == 'ModelPseudoLabeller'
+    with pytest.raises(ValueError, match='no labeller'):
+        tool.find_labeller(Config(dict()))
