@@ -32,7 +32,11 @@ interrupted benchmark continues where it stopped (``--force`` reruns). A
 config that trains on a label file (``mode='file'``) and names a
 ``first_stage = dict(config=..., thr=...)`` is the second stage of a
 two-stage method: its labels are made by ``tools/pseudo_label.py`` from the
-first stage's best checkpoint of the same seed, setting and mode.
+first stage's best checkpoint of the same seed, setting and mode. A config
+with ``first_stage = dict(config=..., scores_file=KEY)`` gets the scores of
+its training images by that checkpoint (``tools/vl_pseudo_label.py`` with a
+``ModelPseudoLabeller``) in the file its config key ``KEY`` names (the
+``scores_file`` of its ``VLPseudoLabelHook``).
 
 Progress: each finished run prints a line with its test mAP, the runs done
 of how many, the time elapsed and the estimated time left; while runs go
@@ -40,15 +44,20 @@ on, stderr lists the runs in progress at least a minute apart (a run's own
 log, with MMEngine's per-iteration ETA, is ``log.txt`` in its folder).
 """
 import argparse
+import itertools
 import json
+import math
 import os
 import os.path as osp
 import platform
+import queue
+import shlex
 import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Optional
 
 sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 
@@ -57,6 +66,14 @@ from mmengine.config import Config, DictAction  # noqa: E402
 
 from mmlml.analysis.benchmark_results import aggregate  # noqa: E402
 from mmlml.analysis.benchmark_results import markdown_table  # noqa: E402
+from mmlml.analysis.benchmark_tuning import EPOCHS_KEY  # noqa: E402
+from mmlml.analysis.benchmark_tuning import LR_KEY  # noqa: E402
+from mmlml.analysis.benchmark_tuning import key_hyperparameter  # noqa: E402
+from mmlml.analysis.benchmark_tuning import point_name  # noqa: E402
+from mmlml.analysis.benchmark_tuning import summarise_tuning  # noqa: E402
+from mmlml.analysis.benchmark_tuning import tune  # noqa: E402
+from mmlml.analysis.benchmark_tuning import tuned_table  # noqa: E402
+from mmlml.analysis.paper_claims import claims_markdown  # noqa: E402
 from mmlml.output_files import check_output  # noqa: E402
 from mmlml.utils.progress_line import ProgressLine  # noqa: E402
 from mmlml.utils.progress_line import format_duration  # noqa: E402
@@ -147,14 +164,24 @@ class Benchmark:
         self.args = args
         self.work_dir = args.work_dir
 
-    def run_dir(self, mode, setting, name, seed) -> str:
-        return osp.join(self.work_dir, mode, setting, name, f'seed{seed}')
+    def run_dir(self, mode, setting, name, seed, point=None) -> str:
+        """``WORK_DIR/MODE/SETTING[/POINT]/CONFIG/seedN`` (the tuning point,
+        e.g. ``lr0.1_ep20``)."""
+        parts = [self.work_dir, mode, setting]
+        if point is not None:
+            parts.append(point_name(point))
+        return osp.join(*parts, name, f'seed{seed}')
 
-    def options(self, mode: str, setting: str, train_mode: str) -> dict:
+    def options(self,
+                mode: str,
+                setting: str,
+                train_mode: str,
+                point: Optional[dict] = None) -> dict:
         """The overrides of a run: ``--cfg-options``, then the mode's, then
-        the setting's."""
+        the tuning point's, then the setting's."""
         options = dict(self.args.cfg_options or {})
         options.update(mode_options(mode, self.args.linear_lr))
+        options.update(point or {})
         options.update(setting_options(setting, train_mode))
         return options
 
@@ -171,40 +198,96 @@ class Benchmark:
             raise RuntimeError(f'Command failed ({result.returncode}), see '
                                f'{log}: {" ".join(cmd)}')
 
-    def finished(self, config: str, mode: str, setting: str,
-                 seed: int) -> bool:
+    def finished(self,
+                 config: str,
+                 mode: str,
+                 setting: str,
+                 seed: int,
+                 point: Optional[dict] = None) -> bool:
         """Whether the run has a result that :meth:`train` reuses."""
         name = osp.splitext(osp.basename(config))[0]
         result_file = osp.join(
-            self.run_dir(mode, setting, name, seed), 'result.json')
+            self.run_dir(mode, setting, name, seed, point), 'result.json')
         return osp.exists(result_file) and not self.args.force
 
-    def train(self, config: str, mode: str, setting: str, seed: int) -> dict:
-        """Train and test one config (its first stage first, if any);
-        return the run's summary."""
+    def cached(self,
+               config: str,
+               mode: str,
+               setting: str,
+               seed: int,
+               point: Optional[dict] = None) -> Optional[dict]:
+        """The summary of a finished run (its ``result.json``), or None."""
+        if not self.finished(config, mode, setting, seed, point):
+            return None
         name = osp.splitext(osp.basename(config))[0]
-        run_dir = self.run_dir(mode, setting, name, seed)
+        with open(
+                osp.join(
+                    self.run_dir(mode, setting, name, seed, point),
+                    'result.json')) as f:
+            return json.load(f)
+
+    def first_point(self, first_config: str, mode: str,
+                    setting: str) -> Optional[dict]:
+        """The point at which a second stage's first stage trains: none
+        (the config's own recipe) without tuning."""
+        return None
+
+    def train(self,
+              config: str,
+              mode: str,
+              setting: str,
+              seed: int,
+              point: Optional[dict] = None,
+              need_checkpoint: bool = False) -> dict:
+        """Train and test one config at ``point`` (its first stage first, if
+        any); return the run's summary. A finished run is reused, unless
+        its checkpoint is needed (a first stage) and gone."""
+        name = osp.splitext(osp.basename(config))[0]
+        run_dir = self.run_dir(mode, setting, name, seed, point)
         result_file = osp.join(run_dir, 'result.json')
-        if self.finished(config, mode, setting, seed):
-            with open(result_file) as f:
-                return dict(json.load(f), cached=True)
+        cached = self.cached(config, mode, setting, seed, point)
+        if cached is not None and (not need_checkpoint
+                                   or osp.exists(cached['best checkpoint'])):
+            return dict(cached, cached=True)
         os.makedirs(run_dir, exist_ok=True)
         train_mode, _, first_stage = _dataset_modes(config)
-        options = self.options(mode, setting, train_mode)
+        options = self.options(mode, setting, train_mode, point)
         if first_stage is not None:
-            first = self.train(first_stage['config'], mode, setting, seed)
-            labels = osp.join(run_dir, 'pseudo_labels.npy')
-            first_options = self.options(
-                mode, setting,
-                _dataset_modes(first_stage['config'])[0])
-            self._call([
-                sys.executable,
-                osp.join(TOOLS, 'pseudo_label.py'), first_stage['config'],
-                first['best checkpoint'], '--out', labels, '--thr',
-                str(first_stage.get('thr',
-                                    0.5)), '--device', 'cpu', '--cfg-options'
-            ] + _format_options(first_options), osp.join(run_dir, 'log.txt'))
-            options['train_dataloader.dataset.label_file'] = labels
+            first_point = self.first_point(first_stage['config'], mode,
+                                           setting)
+            first = self.train(
+                first_stage['config'],
+                mode,
+                setting,
+                seed,
+                first_point,
+                need_checkpoint=True)
+            if 'scores_file' in first_stage:
+                # Scores of the training images for a pseudo-labelling hook.
+                scores = osp.join(run_dir, 'scores.npy')
+                self._call([
+                    sys.executable,
+                    osp.join(TOOLS, 'vl_pseudo_label.py'), config, '--out',
+                    scores, '--force', '--device', 'cpu', '--labeller-options',
+                    'type=ModelPseudoLabeller',
+                    f'config={first_stage["config"]}',
+                    f'checkpoint={first["best checkpoint"]}', '--cfg-options'
+                ] + _format_options(options), osp.join(run_dir, 'log.txt'))
+                options[first_stage['scores_file']] = scores
+            else:
+                labels = osp.join(run_dir, 'pseudo_labels.npy')
+                first_options = self.options(
+                    mode, setting,
+                    _dataset_modes(first_stage['config'])[0], first_point)
+                self._call([
+                    sys.executable,
+                    osp.join(TOOLS, 'pseudo_label.py'), first_stage['config'],
+                    first['best checkpoint'], '--out', labels, '--thr',
+                    str(first_stage.get(
+                        'thr', 0.5)), '--device', 'cpu', '--cfg-options'
+                ] + _format_options(first_options),
+                           osp.join(run_dir, 'log.txt'))
+                options['train_dataloader.dataset.label_file'] = labels
         out = osp.join(run_dir, 'demo.json')
         self._call([
             sys.executable,
@@ -215,6 +298,8 @@ class Benchmark:
         with open(out) as f:
             summary = json.load(f)[name]['runs'][0]
         summary.update(seed=seed, setting=setting, mode=mode, config=config)
+        if point is not None:
+            summary['point'] = point
         with open(result_file, 'w') as f:
             json.dump(summary, f, indent=2)
         return summary
@@ -312,17 +397,240 @@ class Benchmark:
         }, minutes
 
 
+class RunPool:
+    """``jobs`` worker threads that run submitted calls, the lowest
+    priority first, so that the configs finish in their order while every
+    worker stays busy."""
+
+    def __init__(self, jobs: int):
+        self.queue = queue.PriorityQueue()
+        self.count = itertools.count()
+        self.threads = [
+            threading.Thread(target=self._work, daemon=True)
+            for _ in range(jobs)
+        ]
+        for thread in self.threads:
+            thread.start()
+
+    def submit(self, priority: int, fn, *args) -> Future:
+        future = Future()
+        self.queue.put((priority, next(self.count), fn, args, future))
+        return future
+
+    def _work(self):
+        while True:
+            _, _, fn, args, future = self.queue.get()
+            if fn is None:
+                return
+            try:
+                future.set_result(fn(*args))
+            except BaseException as error:  # noqa: B036 (handed over)
+                future.set_exception(error)
+
+    def close(self):
+        for _ in self.threads:
+            self.queue.put((math.inf, next(self.count), None, (), None))
+        for thread in self.threads:
+            thread.join()
+
+
+class NotRecorded(Exception):
+    """A run that ``--report-only`` finds neither in --out nor in the work
+    directory."""
+
+
+class TunedBenchmark(Benchmark):
+    """Tunes every (mode, setting, config) on validation
+    (:func:`~mmlml.analysis.benchmark_tuning.tune`), then trains the other
+    seeds at the chosen point. Every finished run is recorded in ``--out``
+    at once, and a run recorded there (or with a ``result.json`` in its
+    folder) is not repeated, so a benchmark interrupted on one machine
+    continues on another from the committed JSON."""
+
+    def __init__(self, args):
+        super().__init__(args)
+        self.lock = threading.Lock()
+        self.recorded = {}
+        self.rows = {}
+        if args.out and osp.exists(args.out) and not args.force:
+            with open(args.out) as f:
+                self.recorded = json.load(f).get('runs', {})
+        self.done = 0
+        self.start = time.time()
+
+    def run_id(self, config, mode, setting, seed, point) -> str:
+        name = osp.splitext(osp.basename(config))[0]
+        return osp.relpath(
+            self.run_dir(mode, setting, name, seed, point), self.work_dir)
+
+    def cached(self, config, mode, setting, seed, point=None):
+        summary = super().cached(config, mode, setting, seed, point)
+        if summary is None and not self.args.force:
+            summary = self.recorded.get(
+                self.run_id(config, mode, setting, seed, point))
+            if summary is not None:
+                summary = dict(summary)
+                summary['best checkpoint'] = osp.join(
+                    self.work_dir, summary['best checkpoint'])
+        return summary
+
+    def first_point(self, first_config, mode, setting):
+        return self.tuned[(first_config, mode, setting)].result()['chosen']
+
+    def train(self, config, mode, setting, seed, point=None, **kwargs):
+        if self.args.report_only and self.cached(config, mode, setting, seed,
+                                                 point) is None:
+            raise NotRecorded(config)
+        return super().train(config, mode, setting, seed, point, **kwargs)
+
+    def run_one(self, config, mode, setting, seed, point) -> dict:
+        summary = self.train(config, mode, setting, seed, point)
+        cached = summary.pop('cached', False)
+        run_id = self.run_id(config, mode, setting, seed, point)
+        with self.lock:
+            self.recorded[run_id] = relative_paths(summary, self.work_dir)
+            if not cached:
+                self.done += 1
+                print(
+                    f'[{self.done} trained] [{run_id}] val mAP '
+                    f'{summary["val mAP"]:.2f} (best epoch '
+                    f'{summary["best epoch"]}/{summary["epochs"]}), test mAP '
+                    f'{summary["mAP"]:.2f} ({summary["minutes"]:.1f} min; '
+                    f'{(time.time() - self.start) / 60:.1f} min elapsed)',
+                    flush=True)
+                self.save()
+        return summary
+
+    def tune_one(self, priority, config, mode, setting) -> dict:
+        """Tune one config in one setting and mode; its row of the
+        tables."""
+        first_stage = _dataset_modes(config)[2]
+        if first_stage is not None:  # its runs must not race the first's
+            self.tuned[(first_stage['config'], mode, setting)].result()
+        cfg = Config.fromfile(config)
+        cfg.merge_from_dict(self.args.cfg_options or {})
+        hyperparameter = key_hyperparameter(cfg, config)
+
+        def run_points(points, seeds):
+            futures = [
+                self.pool.submit(priority, self.run_one, config, mode, setting,
+                                 seed, point)
+                for point, seed in zip(points, seeds)
+            ]
+            return [future.result() for future in futures]
+
+        epochs = cfg.train_cfg.max_epochs
+        tuned = tune(run_points, self.args.lrs, epochs, self.args.seeds,
+                     hyperparameter, self.args.max_doublings)
+        own = {EPOCHS_KEY: epochs, LR_KEY: cfg.optim_wrapper.optimizer.lr}
+        if hyperparameter is not None:
+            own[hyperparameter[0]] = hyperparameter[1][0]
+        name = osp.splitext(osp.basename(config))[0]
+        with self.lock:
+            self.rows.setdefault(mode, {}).setdefault(
+                setting, {})[name] = summarise_tuning(tuned, own)
+            self.save()
+            # The tables so far, so that an interrupted run leaves them.
+            write_reports(self.results(), self.args,
+                          (time.time() - self.start) / 60)
+        return tuned
+
+    def results(self) -> dict:
+        """The finished rows, ``{mode: {setting: {name: row}}}``."""
+        return {
+            mode: {
+                setting: dict(rows)
+                for setting, rows in by_setting.items()
+            }
+            for mode, by_setting in self.rows.items()
+        }
+
+    def save(self) -> None:
+        """Write ``--out`` (every run so far and the finished rows); called
+        with the lock held."""
+        if not self.args.out or self.args.report_only:
+            return
+        data = dict(
+            command=' '.join(['python'] + sys.argv),
+            tuning=dict(
+                lrs=self.args.lrs,
+                seeds=self.args.seeds,
+                max_doublings=self.args.max_doublings,
+                domain=self.args.domain),
+            minutes=(time.time() - self.start) / 60,
+            run_minutes=sum(
+                run.get('minutes', 0) for run in self.recorded.values()),
+            platform=platform.platform(),
+            torch=torch.__version__,
+            work_dir=osp.relpath(self.work_dir),
+            results=relative_paths(self.results(), self.work_dir),
+            runs=self.recorded)
+        tmp = self.args.out + '.tmp'
+        with open(tmp, 'w') as f:
+            json.dump(data, f, indent=1)
+        os.replace(tmp, self.args.out)
+
+    def run_all(self):
+        args = self.args
+        configs = list(args.configs)
+        for config in args.configs:  # first stages are tuned too
+            first_stage = _dataset_modes(config)[2]
+            if first_stage is not None and \
+                    first_stage['config'] not in configs:
+                configs.insert(0, first_stage['config'])
+        tasks = [(config, mode, setting) for mode in args.modes
+                 for setting in args.settings for config in configs]
+        self.tuned = {task: Future() for task in tasks}
+        print(
+            f'[benchmark] tuning {len(tasks)} (config, setting, mode) on '
+            f'validation: learning rates {args.lrs}, then each config\'s '
+            f'`tuning` values, then longer schedules; seeds {args.seeds}; '
+            f'{args.jobs} runs at a time; each run logs to '
+            f'{osp.join(self.work_dir, "MODE", "SETTING", "POINT", "CONFIG")}'
+            '/seedN/log.txt',
+            file=sys.stderr,
+            flush=True)
+        self.pool = RunPool(args.jobs)
+
+        def coordinate(priority, task):
+            try:
+                self.tuned[task].set_result(self.tune_one(priority, *task))
+            except BaseException as error:  # noqa: B036 (re-raised below)
+                self.tuned[task].set_exception(error)
+
+        threads = [
+            threading.Thread(target=coordinate, args=(i, task), daemon=True)
+            for i, task in enumerate(tasks)
+        ]
+        for thread in threads:
+            thread.start()
+        self.errors = []
+        try:
+            for task in tasks:
+                try:
+                    self.tuned[task].result()
+                except NotRecorded:  # --report-only: left out
+                    pass
+                except Exception as error:  # the others go on
+                    self.errors.append(
+                        f'{task[1]} {task[2]} {task[0]}: {error}')
+        finally:
+            self.pool.close()
+        return self.results(), (time.time() - self.start) / 60
+
+
 def report(results: dict, args, minutes: float) -> str:
     """The markdown tables of every mode and setting."""
     parts = []
     for mode, by_setting in results.items():
         for setting, rows in by_setting.items():
             ordered = dict(sorted(rows.items(), key=lambda kv: -kv[1]['mAP']))
+            tuned = ', tuned on validation' if args.tune else ''
             parts.append(f'**{SETTING_TITLES[setting]}, {mode} '
-                         f'({_seeds(args.seeds)})**\n')
+                         f'({_seeds(args.seeds)}{tuned})**\n')
+            table = tuned_table if args.tune else markdown_table
             parts.append(
-                markdown_table(
-                    ordered, baseline=args.baseline, oracle=args.oracle) +
+                table(ordered, baseline=args.baseline, oracle=args.oracle) +
                 '\n')
     parts.append(f'{minutes:.0f} minutes with {args.jobs} jobs of '
                  f'{args.threads} thread(s) each.')
@@ -440,13 +748,62 @@ def parse_args(argv=None):
         action=DictAction,
         help='override settings of every run (before the mode and the '
         'setting)')
+    parser.add_argument(
+        '--tune',
+        action='store_true',
+        help='tune every config on validation mAP (learning rates, its '
+        '`tuning` values, longer schedules; on the first seed), then train '
+        'the other seeds at the chosen point; --out records every run as it '
+        'finishes and is read back to continue an interrupted benchmark')
+    parser.add_argument(
+        '--lrs',
+        nargs='+',
+        type=float,
+        default=[0.01, 0.03, 0.1, 0.3],
+        help='with --tune: the learning rates tried (default: 0.01 0.03 0.1 '
+        '0.3)')
+    parser.add_argument(
+        '--max-doublings',
+        type=int,
+        default=1,
+        help='with --tune: how many times the epochs of the best point are '
+        'doubled while its best validation epoch is its last (default: 1)')
+    parser.add_argument(
+        '--report-only',
+        action='store_true',
+        help='with --tune: train nothing; write the tables, claims and '
+        'figure of the configs whose runs --out (or the work directory) '
+        'already holds, leaving the others out')
+    parser.add_argument(
+        '--claims',
+        help='with --tune: markdown file of the papers\' claims checked '
+        'against the tuned results')
+    parser.add_argument(
+        '--domain',
+        choices=domains(),
+        help='the data and backbone of the demo configs (a file of '
+        'configs/_base_/domains/; default: the configs\' own, '
+        'synthetic_shapes); sets MMLML_DEMO_DOMAIN for every run')
     args = parser.parse_args(argv)
-    for option in ('out', 'markdown', 'figure'):
+    outputs = ('out', 'markdown', 'figure', 'claims')
+    if (args.claims or args.report_only) and not args.tune:
+        parser.error('--claims and --report-only need --tune')
+    if args.lrs and min(args.lrs) <= 0:
+        parser.error('--lrs must be positive')
+    if args.max_doublings < 0:
+        parser.error('--max-doublings must be >= 0')
+    if args.tune and args.out and osp.exists(args.out) and not args.force:
+        # Continuing a tuned benchmark: its files are the tool's own.
+        check_tuned_json(args.out, parser)
+        outputs = ()
+    for option in outputs:
         check_output(
             getattr(args, option),
             args.configs or (),
             args.force,
             option='--' + option)
+    if args.domain and args.work_dir == parser.get_default('work_dir'):
+        args.work_dir += f'_{args.domain}'
     if not args.configs:
         demo = osp.join(osp.dirname(TOOLS), 'configs', 'demo')
         args.configs = sorted(
@@ -476,14 +833,66 @@ def relative_paths(value, work_dir: str):
     return value
 
 
+def domains() -> list:
+    """The names of configs/_base_/domains/*.py."""
+    folder = osp.join(osp.dirname(TOOLS), 'configs', '_base_', 'domains')
+    if not osp.isdir(folder):
+        return []
+    return sorted(
+        osp.splitext(f)[0] for f in os.listdir(folder) if f.endswith('.py'))
+
+
+def use_domain(domain: Optional[str]) -> None:
+    """Select the domain of the demo configs for this process and its runs,
+    and make what the domain needs first (its ``prepare_command``, e.g. a
+    converted checkpoint) when ``prepare_creates`` is missing."""
+    if domain is None:
+        return
+    os.environ['MMLML_DEMO_DOMAIN'] = domain
+    root = osp.dirname(TOOLS)
+    cfg = Config.fromfile(
+        osp.join(root, 'configs', '_base_', 'domains', f'{domain}.py'))
+    creates = cfg.get('prepare_creates')
+    if creates and not osp.exists(osp.join(root, creates)):
+        command = shlex.split(cfg.prepare_command)
+        if command[0] == 'python':
+            command[0] = sys.executable
+        print(
+            f'[benchmark] domain {domain}: making {creates}: '
+            f'{" ".join(command)}',
+            file=sys.stderr,
+            flush=True)
+        subprocess.run(command, cwd=root, check=True)
+
+
+def check_tuned_json(path: str, parser) -> None:
+    """Refuse to continue from ``path`` unless a tuned benchmark wrote
+    it."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError) as error:
+        parser.error(f'--out {path} exists and is not a JSON file of a tuned '
+                     f'benchmark to continue ({error}); choose another file '
+                     'or pass --force to replace it')
+    if not isinstance(data, dict) or 'runs' not in data or \
+            'tuning' not in data:
+        parser.error(f'--out {path} exists and is not the JSON of a tuned '
+                     'benchmark to continue; choose another file or pass '
+                     '--force to replace it')
+
+
 def main(argv=None):
     args = parse_args(argv)
-    results, minutes = Benchmark(args).run_all()
-    text = report(results, args, minutes)
-    print('\n' + text)
-    if args.markdown:
-        with open(args.markdown, 'w') as f:
-            f.write(text + '\n')
+    use_domain(args.domain)
+    benchmark = (TunedBenchmark if args.tune else Benchmark)(args)
+    results, minutes = benchmark.run_all()
+    print('\n' + write_reports(results, args, minutes))
+    if args.tune:
+        if benchmark.errors:
+            raise SystemExit('[benchmark] failed:\n' +
+                             '\n'.join(benchmark.errors))
+        return results
     if args.out:
         with open(args.out, 'w') as f:
             json.dump(
@@ -496,9 +905,38 @@ def main(argv=None):
                     results=relative_paths(results, args.work_dir)),
                 f,
                 indent=1)
-    if args.figure:
-        plot(results, args, args.figure)
     return results
+
+
+def write_reports(results: dict, args, minutes: float) -> str:
+    """Write the --markdown, --claims and --figure files of ``results``;
+    return the markdown."""
+    text = report(results, args, minutes)
+    if args.markdown:
+        with open(args.markdown, 'w') as f:
+            f.write(text + '\n')
+    if args.claims:
+        with open(args.claims, 'w') as f:
+            f.write(claims_report(results, args))
+    if args.figure and results:
+        plot(results, args, args.figure)
+    return text
+
+
+def claims_report(results: dict, args) -> str:
+    """The markdown of the papers' claims, per mode."""
+    parts = [
+        '<!-- Generated by tools/benchmark.py --claims from the runs of '
+        f'{args.out or "this benchmark"}; do not edit. -->\n'
+    ]
+    for mode, by_setting in results.items():
+        domain = args.domain or 'synthetic_shapes'
+        parts.append(f'## Paper claims: {domain}, {mode}, tuned on '
+                     f'validation ({_seeds(args.seeds)})\n')
+        parts.append(
+            claims_markdown(by_setting, SETTING_TITLES, args.baseline,
+                            args.oracle))
+    return '\n'.join(parts)
 
 
 if __name__ == '__main__':

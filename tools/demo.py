@@ -21,6 +21,7 @@ import argparse
 import json
 import math
 import os.path as osp
+import re
 import sys
 import time
 
@@ -103,8 +104,13 @@ def run(config: str,
         runner.load_checkpoint(best)
     summary = summarise(runner.test())
     summary['best checkpoint'] = best or 'last epoch'
-    # The validation mAP that selected it (for tuning on validation only).
+    # The validation mAP that selected it, its epoch and the number of
+    # epochs (for tuning on validation only: a best epoch that is the last
+    # asks for a longer schedule).
     summary['val mAP'] = runner.message_hub.get_info('best_score')
+    found = re.search(r'epoch_(\d+)\.pth$', best or '')
+    summary['best epoch'] = int(found.group(1)) if found else runner.epoch
+    summary['epochs'] = runner.max_epochs
     if diagnostics:
         hub = runner.message_hub
         summary['missing labels'] = {

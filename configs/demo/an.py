@@ -6,21 +6,16 @@
 #   python tools/train.py configs/demo/an.py
 # Other demo configs inherit this one and change `model.head.loss` only
 # (the model's loss is BCE, MMPretrain's sigmoid CrossEntropyLoss).
+# The domain (dataset, pretrained model and their variables) is one file of
+# configs/_base_/domains/, chosen by the environment variable
+# MMLML_DEMO_DOMAIN (default synthetic_shapes), e.g. real digits and an
+# ImageNet-pretrained EfficientNet-Lite0:
+#   MMLML_DEMO_DOMAIN=digit_canvases python tools/train.py configs/demo/an.py
 _base_ = [
-    '../_base_/datasets/synthetic_shapes_single_positive.py',
-    '../_base_/models/resnet_cifar_tiny_multilabel.py',
+    '../_base_/domains/{{$MMLML_DEMO_DOMAIN:synthetic_shapes}}.py',
     '../_base_/schedules/demo_sgd.py',
     '../_base_/default_runtime.py',
 ]
-
-model = dict(
-    backbone=dict(
-        init_cfg=dict(
-            type='Pretrained',
-            checkpoint='{{ fileDirname }}/../../checkpoints/'
-            'synthetic_shapes_source_backbone.pth',
-            prefix='backbone')),
-    head=dict(num_classes={{_base_.num_classes}}))
 
 # Fine-tuning: a fifth of the from-scratch learning rate, half the epochs.
 optim_wrapper = dict(optimizer=dict(lr=0.01))

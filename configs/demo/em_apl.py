@@ -14,3 +14,7 @@ model = dict(
         loss=dict(_delete_=True, type='EMAPLLoss', alpha=0.2, beta=0.02)))
 
 custom_hooks = [dict(type='APLHook', warmup_epochs=5, theta=0.9)]
+
+# The values tools/benchmark.py --tune tries (the weight of the entropy
+# term, which the EM paper tunes).
+tuning = {'model.head.loss.alpha': [0.2, 0.1]}

@@ -15,3 +15,7 @@ model = dict(
             change_epoch=1,
             margin=1.0,
             gamma=2.0)))
+
+# The values tools/benchmark.py --tune tries (SPLC's threshold, which the
+# paper tunes).
+tuning = {'model.head.loss.tau': [0.6, 0.7, 0.8]}

@@ -1,9 +1,10 @@
 """Datasets: the real benchmarks, a multi-label dataset with observed
 negatives and unknowns, the partial-label wrapper and its label generators,
-and the embedded demo dataset."""
+and the embedded demo datasets."""
 from .coco_multi_label import CocoMultiLabel
 from .cub_attributes import CUBAttributes
 from .custom_multi_label_dataset import CustomMultiLabelDataset
+from .digit_canvases import DigitCanvases
 from .formatted_arrays import load_formatted_arrays
 from .label_states import evaluation_target, label_matrices, label_states
 from .nus_wide import NUS_WIDE_CONCEPTS, NUSWide
@@ -19,7 +20,7 @@ __all__ = [
     'CocoMultiLabel', 'VOCMultiLabel', 'NUSWide', 'NUS_WIDE_CONCEPTS',
     'load_formatted_arrays', 'CUBAttributes', 'OpenImagesMultiLabel',
     'CustomMultiLabelDataset', 'PartialLabelDataset', 'SyntheticShapes',
-    'evaluation_target', 'label_matrices', 'label_states',
+    'DigitCanvases', 'evaluation_target', 'label_matrices', 'label_states',
     'make_partial_labels', 'num_kept_positives', 'split_train_val',
     'find_partial_label_dataset'
 ]

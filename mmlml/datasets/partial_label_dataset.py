@@ -42,10 +42,12 @@ class PartialLabelDataset:
     ``seed``, or read from ``label_file``; then ``split`` selects the
     training or validation rows of :func:`~mmlml.datasets.split_train_val`
     (Cole et al.'s order), so every dataloader worker and every rank sees
-    the same labels. Training samples carry the observed labels; validation
-    samples carry MMPretrain's evaluation encoding of the full labels
-    (``val_labels='clean'``) or of the observed ones. Label statistics are
-    logged once and returned by :meth:`statistics`.
+    the same labels (a wrapped dataset built for one such split,
+    :class:`~mmlml.datasets.DigitCanvases`, checks it first through its
+    ``check_train_val_split``). Training samples carry the observed labels;
+    validation samples carry MMPretrain's evaluation encoding of the full
+    labels (``val_labels='clean'``) or of the observed ones. Label
+    statistics are logged once and returned by :meth:`statistics`.
 
     ``docs/partial_labels.md`` describes the modes, the label files, the
     two label encodings, the statistics and the configs.
@@ -215,6 +217,11 @@ class PartialLabelDataset:
         if self.split is None:
             indices = np.arange(num_samples, dtype=np.int64)
         else:
+            # A dataset built for one split (DigitCanvases draws its
+            # validation images from other digit scans) checks it is this.
+            check_split = getattr(self.dataset, 'check_train_val_split', None)
+            if check_split is not None:
+                check_split(num_samples, self.val_frac, self.split_seed)
             train_idx, val_idx = split_train_val(num_samples, self.val_frac,
                                                  self.split_seed)
             indices = train_idx if self.split == 'train' else val_idx

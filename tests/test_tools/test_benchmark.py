@@ -5,7 +5,9 @@ import importlib.util
 import json
 import math
 import os.path as osp
+import shutil
 
+import numpy as np
 import pytest
 import torch
 from conftest import ROOT  # noqa: E402
@@ -233,3 +235,100 @@ def test_linear_mode_freezes_the_whole_backbone():
         if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
     ]
     assert norms and not any(m.training for m in norms)
+
+
+def test_tuned_benchmark_records_every_run_and_continues_from_json(
+        tmp_path, monkeypatch, capsys):
+    """--tune with the training replaced by a function of the point: the
+    search per config, the first stage of a second stage at its first
+    stage's chosen point, every run recorded in --out as it finishes, the
+    tables and claims; a second call on another machine (no work dir)
+    trains nothing; a failing config does not stop the others."""
+    from mmlml.analysis.benchmark_results import COLUMNS
+    from mmlml.analysis.benchmark_tuning import EPOCHS_KEY, LR_KEY
+    calls = []
+
+    def fake_call(self, cmd, log):
+        options = dict(
+            o.split('=', 1) for o in cmd[cmd.index('--cfg-options') + 1:])
+        calls.append((osp.basename(cmd[1]), cmd[2], options))
+        out = cmd[cmd.index('--out') + 1]
+        if cmd[1].endswith('pseudo_label.py'):
+            assert osp.exists(cmd[3])  # the first stage's checkpoint
+            np.save(out, np.zeros((2, 2)))
+            return
+        name = osp.splitext(osp.basename(cmd[2]))[0]
+        if name == 'hill':
+            raise RuntimeError('hill broke')
+        lr, epochs = float(options[LR_KEY]), int(options[EPOCHS_KEY])
+        seed = int(cmd[cmd.index('--seeds') + 1])
+        val = dict(an=80., full_labels=95., pseudo_label=82.)[name] - \
+            abs(lr - 0.1) * 10 + seed / 10 + (epochs > 10)
+        checkpoint = osp.join(osp.dirname(out), 'best.pth')
+        open(checkpoint, 'w').close()
+        summary = dict.fromkeys(COLUMNS, val - 1)
+        summary.update({
+            'best checkpoint': checkpoint,
+            'val mAP': val,
+            'best epoch': epochs if name == 'an' else 3,
+            'epochs': epochs,
+            'minutes': 0.01
+        })
+        with open(out, 'w') as f:
+            json.dump({name: {'runs': [summary]}}, f)
+
+    monkeypatch.setattr(benchmark.Benchmark, '_call', fake_call)
+    demo = osp.join(ROOT, 'configs', 'demo')
+    out = tmp_path / 't.json'
+    args = [
+        osp.join(demo, 'full_labels.py'),
+        osp.join(demo, 'pseudo_label.py'), '--tune', '--lrs', '0.01', '0.1',
+        '--seeds', '0', '1', '--work-dir',
+        str(tmp_path / 'work'), '--out',
+        str(out), '--markdown',
+        str(tmp_path / 't.md'), '--claims',
+        str(tmp_path / 'c.md')
+    ]
+    rows = benchmark.main(args)['finetune']['single_positive']
+    # The first stage (an) is tuned too, before the second stage's runs.
+    assert set(rows) == {'an', 'full_labels', 'pseudo_label'}
+    assert rows['an']['tuning']['chosen'] == {LR_KEY: 0.1, EPOCHS_KEY: 20}
+    assert rows['full_labels']['tuning']['chosen'] == {
+        LR_KEY: 0.1,
+        EPOCHS_KEY: 10
+    }
+    assert [run['seed'] for run in rows['an']['runs']] == [0, 1]
+    firsts = [c for c in calls if c[0] == 'pseudo_label.py']
+    assert len(firsts) == 3  # 2 learning rates, 1 more seed
+    assert all(c[2][LR_KEY] == '0.1' and c[2][EPOCHS_KEY] == '20'
+               for c in firsts)  # an's chosen point
+    saved = json.loads(out.read_text())
+    assert len(saved["runs"]) == len(calls) - len(firsts) == 10
+    assert 'finetune/single_positive/lr0.1_ep20/an/seed1' in saved['runs']
+    assert saved['tuning']['lrs'] == [0.01, 0.1]
+    assert str(tmp_path) not in json.dumps([saved['runs'], saved['results']])
+    table = (tmp_path / 't.md').read_text()
+    assert '| an | 0.1 | 20 | - | 81.00 | 80.05 ± 0.07 |' in table
+    claims = (tmp_path / 'c.md').read_text()
+    assert 'Best method: **pseudo_label**' in claims
+
+    # Another machine: the JSON alone; nothing is trained again.
+    shutil.rmtree(tmp_path / 'work')
+    calls.clear()
+    again = benchmark.main(args)['finetune']['single_positive']
+    assert calls == [] and again['an']['mAP'] == rows['an']['mAP']
+    assert (tmp_path / 't.md').read_text() == table
+
+    # --report-only trains nothing and leaves out what is not recorded.
+    benchmark.main([osp.join(demo, 'hill.py')] + args + ['--report-only'])
+    assert calls == [] and (tmp_path / 't.md').read_text() == table
+
+    # A broken config fails at the end, after the others are recorded.
+    with pytest.raises(SystemExit, match='hill.py: hill broke'):
+        benchmark.main([osp.join(demo, 'hill.py')] + args)
+    assert 'hill' not in json.loads(
+        out.read_text())['results']['finetune']['single_positive']
+    out.write_text('{}')
+    with pytest.raises(SystemExit):
+        benchmark.main(args)
+    assert 'not the JSON of a tuned benchmark' in capsys.readouterr().err

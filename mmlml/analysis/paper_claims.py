@@ -1,0 +1,111 @@
+"""The papers' claims checked against benchmark results.
+
+Each claim says that one method beats another (or the baseline) in some
+settings. On a benchmark's results (mean and sample std of test mAP over
+seeds) a claim **holds** when the difference of means is positive and at
+least twice its standard error, ``sqrt(s_a^2 / n_a + s_b^2 / n_b)``, **does
+not hold** when it is negative by as much, and is **within noise**
+otherwise (with three seeds this is a rough test, not a significance
+level). ``tools/benchmark.py --claims FILE`` writes the verdicts as
+markdown, so that no hand-typed number can drift from the runs.
+"""
+import math
+from typing import Dict, List, Optional, Sequence
+
+__all__ = ['CLAIMS', 'verdict', 'claims_markdown', 'best_gap_share']
+
+_SPML = ('single_positive', )
+_MISSING = ('single_positive', 'r0.5', 'r0.8')
+
+#: ``(source, better, worse, settings)``: the paper (or papers) claiming
+#: that config ``better`` beats config ``worse`` in those settings.
+CLAIMS = (
+    ('Zhang et al. (Hill, SPLC)', 'hill', 'an', _MISSING),
+    ('Zhang et al. (Hill, SPLC)', 'splc', 'an', _MISSING),
+    ('Zhang et al. (Hill, SPLC)', 'hill', 'splc', _MISSING),
+    ('Zhang et al. (Hill, SPLC)', 'focal_margin', 'focal', _MISSING),
+    ('Cole et al. (EPR, ROLE)', 'an_ls', 'an', _SPML),
+    ('Cole et al. (EPR, ROLE)', 'role', 'epr', _SPML),
+    ('Cole et al. (EPR, ROLE)', 'role', 'an', _SPML),
+    ('Kim et al. (Large Loss)', 'll_r', 'an', _SPML),
+    ('Kim et al. (Large Loss)', 'll_ct', 'an', _SPML),
+    ('Kim et al. (Large Loss)', 'll_cp', 'an', _SPML),
+    ('Zhou et al. (EM, APL)', 'em', 'an', _SPML),
+    ('Zhou et al. (EM, APL)', 'em_apl', 'em', _SPML),
+    ('Zhou et al. (EM, APL)', 'em_apl', 'role', _SPML),
+    ('Chen et al. (GR loss)', 'gr', 'an', _SPML),
+    ('Chen et al. (GR loss)', 'gr', 'role', _SPML),
+    ('Chen et al. (GR loss)', 'gr', 'll_r', _SPML),
+    ('LASD paper', 'lasd', 'an', _SPML),
+    ('LASD paper', 'lasd', 'em_apl', _SPML),
+    ('LASD paper', 'lasd_cr', 'lasd', _SPML),
+    ('OPML paper (reconstructed)', 'opml_sp', 'an', _SPML),
+    ('EM paper (motivation)', 'an', 'entmin', _SPML),
+    ('Liu et al. (CRISP)', 'crisp', 'an', _SPML),
+    ('Liu et al. (CRISP)', 'crisp', 'em_apl', _SPML),
+)
+
+
+def verdict(better: dict, worse: dict) -> str:
+    """``'holds'``, ``'does not hold'`` or ``'within noise'`` for the claim
+    that ``better`` beats ``worse`` (two aggregates with ``'mAP'``,
+    ``'std'`` and ``'runs'``)."""
+    diff = better['mAP'] - worse['mAP']
+    se = math.sqrt(better['std']['mAP']**2 / len(better['runs']) +
+                   worse['std']['mAP']**2 / len(worse['runs']))
+    if abs(diff) <= 2 * se:
+        return 'within noise'
+    return 'holds' if diff > 0 else 'does not hold'
+
+
+def _cell(row: dict) -> str:
+    return f'{row["mAP"]:.2f} ± {row["std"]["mAP"]:.2f}'
+
+
+def best_gap_share(rows: Dict[str, dict], baseline: str,
+                   oracle: str) -> Optional[tuple]:
+    """``(name, share)``: the method (neither endpoint) with the best test
+    mAP and the share of the baseline -> oracle gap it closes; None without
+    both endpoints or another method."""
+    if baseline not in rows or oracle not in rows:
+        return None
+    others = {k: v for k, v in rows.items() if k not in (baseline, oracle)}
+    if not others:
+        return None
+    name = max(others, key=lambda k: others[k]['mAP'])
+    gap = rows[oracle]['mAP'] - rows[baseline]['mAP']
+    share = (others[name]['mAP'] - rows[baseline]['mAP']) / gap \
+        if gap > 0 else math.nan
+    return name, share
+
+
+def claims_markdown(results: Dict[str, Dict[str, dict]],
+                    titles: Dict[str, str],
+                    baseline: str = 'an',
+                    oracle: str = 'full_labels',
+                    claims: Sequence[tuple] = CLAIMS) -> str:
+    """Markdown: per setting of ``results`` (``{setting: {name:
+    aggregate}}``), the best method's share of the gap, then one line per
+    claim whose two configs were run in that setting."""
+    lines: List[str] = []
+    for setting, rows in results.items():
+        lines.append(f'### {titles.get(setting, setting)}\n')
+        best = best_gap_share(rows, baseline, oracle)
+        if best is not None:
+            name, share = best
+            lines.append(
+                f'Best method: **{name}**, {_cell(rows[name])} test mAP, '
+                f'closes {share:.0%} of the {baseline} '
+                f'({_cell(rows[baseline])}) → {oracle} '
+                f'({_cell(rows[oracle])}) gap.\n')
+        lines.append('| claim (source) | better | worse | verdict |')
+        lines.append('|:---|---:|---:|:---|')
+        for source, good, bad, settings in claims:
+            if setting not in settings or good not in rows or \
+                    bad not in rows:
+                continue
+            lines.append(f'| {good} beats {bad} ({source}) | '
+                         f'{_cell(rows[good])} | {_cell(rows[bad])} | '
+                         f'{verdict(rows[good], rows[bad])} |')
+        lines.append('')
+    return '\n'.join(lines)

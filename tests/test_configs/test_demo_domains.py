@@ -1,0 +1,93 @@
+"""The domains of the demo configs (configs/_base_/domains/): chosen by
+MMLML_DEMO_DOMAIN in configs/demo/an.py, each defining what the demo
+configs read, and the digits domain built and stepped once."""
+import glob
+import os.path as osp
+
+import pytest
+import torch
+from conftest import ROOT
+from mmengine.config import Config
+from mmengine.dataset import pseudo_collate
+from mmengine.registry import DefaultScope
+
+import mmlml  # noqa: F401
+from mmlml.registry import DATASETS, MODELS
+
+DOMAINS = sorted(
+    osp.splitext(osp.basename(p))[0]
+    for p in glob.glob(osp.join(ROOT, 'configs', '_base_', 'domains', '*.py')))
+AN = osp.join(ROOT, 'configs', 'demo', 'an.py')
+
+
+def _demo_config(monkeypatch, domain=None, name='an.py'):
+    if domain is None:
+        monkeypatch.delenv('MMLML_DEMO_DOMAIN', raising=False)
+    else:
+        monkeypatch.setenv('MMLML_DEMO_DOMAIN', domain)
+    return Config.fromfile(osp.join(ROOT, 'configs', 'demo', name))
+
+
+def test_domains_found():
+    assert DOMAINS == ['digit_canvases', 'synthetic_shapes']
+
+
+@pytest.mark.parametrize('domain', DOMAINS)
+def test_domain_defines_what_the_demo_configs_read(domain, monkeypatch):
+    cfg = _demo_config(monkeypatch, domain, 'role.py')
+    for key in ('num_classes', 'expected_positives', 'num_train_samples'):
+        assert key in cfg, key
+    assert cfg.model.head.num_classes == cfg.num_classes
+    assert cfg.data_preprocessor.num_classes == cfg.num_classes
+    estimator = cfg.model.head.label_estimator
+    assert estimator.num_samples == cfg.num_train_samples
+    assert cfg.model.backbone.init_cfg.type == 'Pretrained'
+    assert cfg.train_cfg.max_epochs == 10
+    assert cfg.optim_wrapper.optimizer.lr == 0.01
+
+
+def test_default_domain_is_synthetic_shapes(monkeypatch):
+    default = _demo_config(monkeypatch).to_dict()
+    explicit = _demo_config(monkeypatch, 'synthetic_shapes').to_dict()
+    assert default == explicit
+    assert default['train_dataloader']['dataset']['dataset']['type'] == \
+        'SyntheticShapes'
+
+
+@pytest.fixture
+def one_thread():
+    """A step on 4 small images runs faster on one thread than on a thread
+    pool, and much faster when the other cores are busy."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_digits_domain_builds_and_steps(monkeypatch, one_thread):
+    cfg = _demo_config(monkeypatch, 'digit_canvases', 'full_labels.py')
+    assert cfg.prepare_creates == 'checkpoints/efficientnet_lite0_imagenet.pth'
+    assert cfg.prepare_command.split()[1:] == [
+        'tools/model_converters/efficientnet_lite0.py', cfg.prepare_creates
+    ]
+    # The file the configs load is the one the benchmark makes.
+    assert osp.normpath(cfg.model.backbone.init_cfg.checkpoint) == osp.join(
+        ROOT, cfg.prepare_creates)
+    train, val = cfg.train_dataloader.dataset, cfg.val_dataloader.dataset
+    for key in ('val_frac', 'split_seed'):
+        assert train[key] == val[key] == train.dataset[key]
+    with DefaultScope.overwrite_default_scope('mmpretrain'):
+        dataset = DATASETS.build(train)
+        # The weights are not loaded (no init_weights): the checkpoint is
+        # made by the converter, not shipped.
+        model = MODELS.build(
+            dict(cfg.model, data_preprocessor=cfg.data_preprocessor))
+    assert len(dataset) == cfg.num_train_samples
+    batch = model.data_preprocessor(
+        pseudo_collate([dataset[i] for i in range(4)]), training=True)
+    assert batch['inputs'].shape == (4, 3, 40, 40)
+    assert batch['inputs'].abs().max() <= 1
+    losses = model(**batch, mode='loss')
+    loss = sum(losses.values())
+    assert torch.isfinite(loss)
+    loss.backward()
