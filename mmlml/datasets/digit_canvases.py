@@ -9,15 +9,14 @@ import functools
 import importlib.util
 import numbers
 import os.path as osp
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import cv2
 import numpy as np
-from mmpretrain.datasets import MultiLabelDataset
 
 from mmlml.registry import DATASETS
 from mmlml.utils.hyperparameters import Integer, check_hparam
-from .checks import check_index
+from .generated_multi_label_dataset import GeneratedMultiLabelDataset
 from .partial_labels import check_seed, split_train_val
 
 __all__ = ['DigitCanvases']
@@ -102,7 +101,7 @@ def _overlap(a: Box, b: Box) -> float:
 
 
 @DATASETS.register_module()
-class DigitCanvases(MultiLabelDataset):
+class DigitCanvases(GeneratedMultiLabelDataset):
     """Handwritten digits on dark canvases, a multi-label dataset of real
     scans with exact full labels.
 
@@ -390,62 +389,7 @@ class DigitCanvases(MultiLabelDataset):
             for i, (scan_ids, boxes) in enumerate(pasted)
         ]
 
-    def full_init(self):
-        """Generate the data (once) and cache the label matrix."""
-        if self._fully_initialized:
-            return
-        super().full_init()
-        self._cache_label_matrix()
-
-    def _cache_label_matrix(self) -> None:
-        """Cache the label matrix of the samples (after MMEngine's
-        ``indices`` or a subset chose them)."""
-        matrix = np.zeros((len(self), NUM_CLASSES), dtype=np.uint8)
-        for i in range(len(self)):
-            matrix[i, self.get_data_info(i)['gt_label']] = 1
-        self._label_matrix = matrix
-
-    def get_subset_(self, indices: Union[int, Sequence[int]]) -> None:
-        """MMEngine's ``get_subset_``, keeping the label matrix in step."""
-        super().get_subset_(indices)
-        self._cache_label_matrix()
-
-    def get_subset(self, indices: Union[int, Sequence[int]]):
-        """MMEngine's ``get_subset``, keeping the label matrix in step."""
-        subset = super().get_subset(indices)
-        subset._cache_label_matrix()
-        return subset
-
-    def get_label_matrix(self) -> np.ndarray:
-        """The full labels as a ``(N, 10)`` ``uint8`` matrix of 0/1."""
-        if not self._fully_initialized:
-            self.full_init()
-        return self._label_matrix.copy()
-
-    def get_label_matrices(self) -> Tuple[np.ndarray, None]:
-        """The labels of every sample at once, for
-        :class:`~mmlml.datasets.PartialLabelDataset`: the ``(N, 10)``
-        ``uint8`` positives (a new array) and None (no label is unknown)."""
-        return self.get_label_matrix(), None
-
-    def get_data_info(self, idx: int) -> dict:
-        """The data info of canvas ``idx``: MMEngine's, with the index
-        checked (an integer in ``[-len, len)``, negative from the end)."""
-        idx = check_index(idx, len(self), type(self).__name__)
-        return super().get_data_info(idx)
-
-    def get_cat_ids(self, idx: int) -> List[int]:
-        """The class indices of canvas ``idx`` (without decoding it)."""
-        if not self._fully_initialized:
-            self.full_init()
-        idx = check_index(idx, len(self), type(self).__name__)
-        return np.flatnonzero(self._label_matrix[idx]).tolist()
-
-    def extra_repr(self) -> List[str]:
-        """Describe the generator in ``repr``."""
-        return [
-            f'Split: \t{self.split}', f'Seed: \t{self.seed}',
-            f'Image size: \t{self.img_size}', f'Mean positives: \t'
-            f'{self.get_label_matrix().sum(1).mean():.2f}'
-            if self._fully_initialized else 'Mean positives: \t?'
-        ]
+    @property
+    def num_label_columns(self) -> int:
+        """The number of classes of the label matrix."""
+        return NUM_CLASSES

@@ -1,0 +1,92 @@
+"""The base of the datasets generated in memory from a seed
+(:class:`~mmlml.datasets.SyntheticShapes`,
+:class:`~mmlml.datasets.DigitCanvases`): their labels are known for every
+sample once the data is made, so they are kept as one matrix."""
+from typing import List, Sequence, Tuple, Union
+
+import numpy as np
+from mmpretrain.datasets import MultiLabelDataset
+
+from .checks import check_index
+
+__all__ = ['GeneratedMultiLabelDataset']
+
+
+class GeneratedMultiLabelDataset(MultiLabelDataset):
+    """A ``MultiLabelDataset`` whose ``load_data_list`` generates every
+    sample with its full labels (``gt_label``), no label unknown.
+
+    It caches the ``(N, C)`` label matrix (``C`` =
+    :attr:`num_label_columns`) after ``full_init`` and after MMEngine's
+    subsets, and checks indices. A subclass sets ``self._label_matrix =
+    None`` before ``MultiLabelDataset.__init__`` and defines
+    :attr:`num_label_columns`, ``split``, ``seed`` and ``img_size`` (for
+    ``repr``).
+    """
+
+    @property
+    def num_label_columns(self) -> int:
+        """The number of classes of the label matrix."""
+        raise NotImplementedError
+
+    def full_init(self):
+        """Generate the data (once) and cache the label matrix."""
+        if self._fully_initialized:
+            return
+        super().full_init()
+        self._cache_label_matrix()
+
+    def _cache_label_matrix(self) -> None:
+        """Cache the label matrix of the samples (after MMEngine's
+        ``indices`` or a subset chose them)."""
+        matrix = np.zeros((len(self), self.num_label_columns), dtype=np.uint8)
+        for i in range(len(self)):
+            matrix[i, self.get_data_info(i)['gt_label']] = 1
+        self._label_matrix = matrix
+
+    def get_subset_(self, indices: Union[int, Sequence[int]]) -> None:
+        """MMEngine's ``get_subset_``, keeping the label matrix in step."""
+        super().get_subset_(indices)
+        self._cache_label_matrix()
+
+    def get_subset(self, indices: Union[int, Sequence[int]]):
+        """MMEngine's ``get_subset``, keeping the label matrix in step."""
+        subset = super().get_subset(indices)
+        subset._cache_label_matrix()
+        return subset
+
+    def get_label_matrix(self) -> np.ndarray:
+        """The full labels as a ``(N, C)`` ``uint8`` matrix of 0/1."""
+        if not self._fully_initialized:
+            self.full_init()
+        return self._label_matrix.copy()
+
+    def get_label_matrices(self) -> Tuple[np.ndarray, None]:
+        """The labels of every sample at once, as
+        :class:`~mmlml.datasets.CustomMultiLabelDataset` gives them: the
+        ``(N, C)`` ``uint8`` matrix of the positives (a new array,
+        :meth:`get_label_matrix`) and None, as no label is unknown (every
+        other label is a negative)."""
+        return self.get_label_matrix(), None
+
+    def get_data_info(self, idx: int) -> dict:
+        """The data info of sample ``idx``: MMEngine's, with the index
+        checked (an integer in ``[-len, len)``, negative from the end)."""
+        idx = check_index(idx, len(self), type(self).__name__)
+        return super().get_data_info(idx)
+
+    def get_cat_ids(self, idx: int) -> List[int]:
+        """The class indices of sample ``idx`` (without decoding it)."""
+        if not self._fully_initialized:
+            self.full_init()
+        idx = check_index(idx, len(self), type(self).__name__)
+        return np.flatnonzero(self._label_matrix[idx]).tolist()
+
+    def extra_repr(self) -> List[str]:
+        """Describe the generator in ``repr``."""
+        return [
+            f'Split: \t{self.split}', f'Seed: \t{self.seed}',
+            f'Image size: \t{self.img_size}', f'Mean positives: \t'
+            f'{self.get_label_matrix().sum(1).mean():.2f}'
+            if self._fully_initialized else 'Mean positives: \t?'
+        ]
