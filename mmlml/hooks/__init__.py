@@ -8,6 +8,7 @@ other (``TrainingSetupCheckHook``)."""
 from .apl_hook import APLHook
 from .class_ap_correction_hook import ClassAPCorrectionHook
 from .class_prior_hook import ClassPriorHook
+from .epoch_scores_hook import EpochScoresHook
 from .label_estimator_hook import LabelEstimatorHook
 from .label_store_hook import LabelStoreHook
 from .large_loss_correction_hook import LargeLossCorrectionHook
@@ -20,6 +21,6 @@ from .vl_pseudo_label_hook import VLPseudoLabelHook
 __all__ = [
     'APLHook', 'LabelEstimatorHook', 'LabelStoreHook',
     'MissingLabelDiagnosticsHook', 'ClassAPCorrectionHook', 'ClassPriorHook',
-    'LargeLossCorrectionHook', 'ResumeCheckHook', 'TrainingProgressHook',
-    'TrainingSetupCheckHook', 'VLPseudoLabelHook'
+    'EpochScoresHook', 'LargeLossCorrectionHook', 'ResumeCheckHook',
+    'TrainingProgressHook', 'TrainingSetupCheckHook', 'VLPseudoLabelHook'
 ]

@@ -5,13 +5,13 @@ from typing import Optional
 import torch
 
 from mmlml.registry import HOOKS
-from .label_store_hook import LabelStoreHook
+from .epoch_scores_hook import EpochScoresHook
 
 __all__ = ['APLHook']
 
 
 @HOOKS.register_module()
-class APLHook(LabelStoreHook):
+class APLHook(EpochScoresHook):
     r"""Asymmetric pseudo-labelling (APL) for :class:`~mmlml.models.losses.
     EMAPLLoss` (Zhou et al., "Acknowledging the Unknown for Multi-label
     Learning with Single Positive Labels", ECCV 2022, Sec. 3.3).
@@ -104,42 +104,11 @@ class APLHook(LabelStoreHook):
         nothing."""
         return self.warmup_epochs <= runner.epoch + 1 < runner.max_epochs
 
-    def before_train_epoch(self, runner) -> None:
-        """Forget the last epoch's scores.
+    def scores_used_after(self, runner) -> bool:
+        return self._labels_after(runner)
 
-        Args:
-            runner (Runner): The runner of the training process.
-        """
-        self.store.reset_scores()
-
-    def after_train_iter(self,
-                         runner,
-                         batch_idx: int,
-                         data_batch=None,
-                         outputs=None) -> None:
-        """Record the training pass's probabilities of the batch.
-
-        Args:
-            runner (Runner): The runner of the training process.
-            batch_idx (int): The index of the batch in the epoch.
-            data_batch (dict, optional): The batch.
-            outputs (dict, optional): The outputs of the training step.
-        """
-        inputs = self.last_loss_inputs()
-        if self.extra_pass or not self._labels_after(runner):
-            return
-        self.store.record_scores(inputs.indices, inputs.cls_score.sigmoid())
-
-    def after_train_epoch(self, runner) -> None:
-        """Assign this epoch's soft negative pseudo-labels.
-
-        Args:
-            runner (Runner): The runner of the training process.
-        """
-        if not self._labels_after(runner):
-            return
-        if self.extra_pass:
-            self.score_training_set(runner)
+    def use_epoch_scores(self, runner) -> None:
+        """Assign this epoch's soft negative pseudo-labels."""
         added = self.assign_pseudo_labels()
         runner.logger.info(
             f'APLHook: epoch {runner.epoch + 1}: {added} new soft negative '

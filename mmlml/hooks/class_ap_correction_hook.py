@@ -9,7 +9,7 @@ from torch import Tensor
 
 from mmlml.registry import HOOKS
 from mmlml.utils.hyperparameters import check_hparam
-from .label_store_hook import LabelStoreHook
+from .epoch_scores_hook import EpochScoresHook
 
 __all__ = [
     'ClassAPCorrectionHook', 'average_precision_per_class', 'highest_per_class'
@@ -96,7 +96,7 @@ def highest_per_class(scores: Tensor, candidates: Tensor,
 
 
 @HOOKS.register_module()
-class ClassAPCorrectionHook(LabelStoreHook):
+class ClassAPCorrectionHook(EpochScoresHook):
     r"""Per-class training AP and AP-based label correction for
     :class:`~mmlml.models.losses.OPMLSPLoss` (OPML-SP, the OPML paper,
     Sec. III-E; its equations were lost, this is the reconstruction of its
@@ -185,26 +185,8 @@ class ClassAPCorrectionHook(LabelStoreHook):
             self.store.set_class_state('class_ap',
                                        torch.zeros(self.store.num_classes))
 
-    def before_train_epoch(self, runner) -> None:
-        """Forget the last epoch's scores."""
-        self.store.reset_scores()
-
-    def after_train_iter(self,
-                         runner,
-                         batch_idx: int,
-                         data_batch=None,
-                         outputs=None) -> None:
-        """Record the training pass's probabilities of the batch (the
-        arguments are :meth:`mmengine.hooks.Hook.after_train_iter`'s)."""
-        inputs = self.last_loss_inputs()
-        self.store.record_scores(inputs.indices, inputs.cls_score.sigmoid())
-
-    def after_train_epoch(self, runner) -> None:
-        """Measure the AP, then correct labels after the warm-up.
-
-        Args:
-            runner (Runner): The runner of the training process.
-        """
+    def use_epoch_scores(self, runner) -> None:
+        """Measure the AP, then correct labels after the warm-up."""
         correct = runner.epoch + 1 >= self.warmup_epochs
         added = self.update_labels(correct)
         message = (f'{self.name}: epoch {runner.epoch + 1}: mean training '

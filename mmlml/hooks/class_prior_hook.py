@@ -10,7 +10,7 @@ from torch import Tensor
 
 from mmlml.registry import HOOKS
 from mmlml.utils.hyperparameters import check_hparam
-from .label_store_hook import LabelStoreHook
+from .epoch_scores_hook import EpochScoresHook
 
 __all__ = ['ClassPriorHook', 'estimate_class_priors', 'format_priors']
 
@@ -127,7 +127,7 @@ def format_priors(priors: Tensor, num_logged: Optional[int] = None) -> str:
 
 
 @HOOKS.register_module()
-class ClassPriorHook(LabelStoreHook):
+class ClassPriorHook(EpochScoresHook):
     r"""Class priors for :class:`~mmlml.models.losses.CRISPLoss` (CRISP,
     Liu et al., arXiv:2309.13886, Algorithm 1 and Appendix A.6).
 
@@ -271,32 +271,11 @@ class ClassPriorHook(LabelStoreHook):
         """Whether the priors are estimated after the current epoch."""
         return runner.epoch + 1 >= self.warmup_epochs
 
-    def before_train_epoch(self, runner) -> None:
-        """Forget the last epoch's scores."""
-        self.store.reset_scores()
+    def scores_used_after(self, runner) -> bool:
+        return self._estimates_after(runner)
 
-    def after_train_iter(self,
-                         runner,
-                         batch_idx: int,
-                         data_batch=None,
-                         outputs=None) -> None:
-        """Record the training pass's probabilities of the batch (the
-        arguments are :meth:`mmengine.hooks.Hook.after_train_iter`'s)."""
-        inputs = self.last_loss_inputs()
-        if self.extra_pass or not self._estimates_after(runner):
-            return
-        self.store.record_scores(inputs.indices, inputs.cls_score.sigmoid())
-
-    def after_train_epoch(self, runner) -> None:
-        """Estimate the priors from the epoch's scores and log them.
-
-        Args:
-            runner (Runner): The runner of the training process.
-        """
-        if not self._estimates_after(runner):
-            return
-        if self.extra_pass:
-            self.score_training_set(runner)
+    def use_epoch_scores(self, runner) -> None:
+        """Estimate the priors from the epoch's scores and log them."""
         priors = self.update_priors()
         estimated = self.store.class_state['prior_estimated'].cpu() > 0
         shown = priors.masked_fill(~estimated, float('nan'))
