@@ -1,5 +1,13 @@
 """Compare methods on the embedded benchmark: configs x settings x seeds.
 
+With ``--tune`` (the headline tables) every config is first tuned on the
+validation split (:mod:`mmlml.analysis.benchmark_tuning`: learning rates,
+its ``tuning`` hyperparameter, longer schedules) and the seeds run at the
+chosen point; every run is recorded in ``--out`` as it finishes and reused
+from there, and the papers' claims are checked
+(:mod:`mmlml.analysis.paper_claims`). Without it, every config trains with
+its own recipe, as described below.
+
 Every run fine-tunes the backbone pretrained on the source task
 (configs/benchmark/source_pretrain.py) on the partial labels of the demo
 dataset, keeps the checkpoint with the best validation mAP (validation

@@ -64,3 +64,15 @@ early_stopping = dict(
     min_delta=0.,
     patience=2)
 custom_hooks = [early_stopping]
+
+# CLIP's image encoder as MMPretrain builds it (pre-norm ViT-B/16,
+# QuickGELU, LayerNorm epsilon 1e-5), for the pseudo-labeller of each
+# config.
+clip_image_encoder = dict(
+    type='VisionTransformer',
+    arch='base',
+    img_size=224,
+    patch_size=16,
+    pre_norm=True,
+    norm_cfg=dict(type='LN', eps=1e-5),
+    layer_cfgs=dict(act_cfg=dict(type='QuickGELU')))

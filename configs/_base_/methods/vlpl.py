@@ -47,3 +47,15 @@ model = dict(
             smoothing=0.1)))
 
 train_cfg = dict(max_epochs=10)
+
+# CLIP's image encoder as MMPretrain builds it (pre-norm ViT-L/14,
+# QuickGELU, LayerNorm epsilon 1e-5), for the pseudo-labeller of each
+# config.
+clip_image_encoder = dict(
+    type='VisionTransformer',
+    arch='large',
+    img_size=336,
+    patch_size=14,
+    pre_norm=True,
+    norm_cfg=dict(type='LN', eps=1e-5),
+    layer_cfgs=dict(act_cfg=dict(type='QuickGELU')))

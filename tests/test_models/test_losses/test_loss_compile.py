@@ -170,3 +170,29 @@ def test_gr_checks_its_own_number_of_epochs(training_hub):
     runners = MODELS.build(dict(type='GRLoss', linear_init=5))
     with pytest.raises(ValueError, match='linear_init'):
         runners(cls_score, target)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs CUDA')
+@pytest.mark.parametrize('name', NAMES)
+def test_no_host_synchronisation_on_cuda(name, training_hub):
+    """On a GPU a training step of the loss (eager and compiled, epoch from
+    the MessageHub) never waits for the device: no value read on the host,
+    no blocking copy (runs where CUDA is available; CI has none)."""
+    loss = build(name).cuda()
+    cls_score, target = batch()
+    cls_score = cls_score.detach().cuda().requires_grad_(True)
+    target = target.cuda()
+    state = {
+        key: value.cuda() if torch.is_tensor(value) else value
+        for key, value in example_state(loss, cls_score).items()
+    }
+    torch._dynamo.reset()
+    compiled = torch.compile(call, fullgraph=True)
+    for step in (call, compiled):
+        step(loss, cls_score, target, state).backward()  # warm up, compile
+        torch.cuda.synchronize()
+        torch.cuda.set_sync_debug_mode('error')
+        try:
+            step(loss, cls_score, target, state).backward()
+        finally:
+            torch.cuda.set_sync_debug_mode(0)
