@@ -1,7 +1,8 @@
 """Summaries of benchmark runs: the usual multi-label numbers of a test,
 their mean and spread over seeds, the share of the gap between the
 assume-negative baseline and the full-label oracle that a method closes,
-and the markdown table of a comparison.
+the markdown table of a comparison, and how two benchmarks (two domains)
+rank the same methods.
 
 Used by ``tools/demo.py`` (one config or a few) and ``tools/benchmark.py``
 (methods x settings x seeds).
@@ -11,7 +12,10 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-__all__ = ['COLUMNS', 'summarise', 'aggregate', 'gap_closed', 'markdown_table']
+__all__ = [
+    'COLUMNS', 'summarise', 'aggregate', 'gap_closed', 'markdown_table',
+    'rank_correlation', 'domains_table'
+]
 
 #: The reported numbers, in table order. CF1 is given twice: MMPretrain's
 #: ``MultiLabelMetric`` averages per-class F1 scores ("CF1 (mean F1)"), while
@@ -109,4 +113,103 @@ def markdown_table(results: Dict[str, dict],
                                results[oracle]['mAP'])
             cells.append('n/a' if math.isnan(share) else f'{share:+.0%}')
         lines.append('| ' + ' | '.join(cells) + ' |')
+    return '\n'.join(lines)
+
+
+def _ranks(values: Sequence[float]) -> np.ndarray:
+    """1 for the largest value; equal values share their mean rank."""
+    values = np.asarray(values, dtype=float)
+    order = np.argsort(-values, kind='stable')
+    ranks = np.empty(len(values))
+    ranks[order] = np.arange(1, len(values) + 1)
+    for value in np.unique(values):
+        ranks[values == value] = ranks[values == value].mean()
+    return ranks
+
+
+def rank_correlation(a: Dict[str, float], b: Dict[str, float]) -> float:
+    """Spearman's rank correlation of two scorings of the methods they
+    share (``{name: score}``): the Pearson correlation of their ranks, ties
+    sharing their mean rank; 1 when both order the methods alike, -1 when
+    one reverses the other, NaN with fewer than 3 shared methods or a
+    scoring without spread."""
+    names = [name for name in a if name in b]
+    if len(names) < 3:
+        return math.nan
+    ra = _ranks([a[n] for n in names])
+    rb = _ranks([b[n] for n in names])
+    if ra.std() == 0 or rb.std() == 0:
+        return math.nan
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def domains_table(domains: Dict[str, Dict[str, dict]],
+                  baseline: str = 'an',
+                  oracle: str = 'full_labels') -> str:
+    """Markdown: the methods that every domain ran (``{domain: {name:
+    aggregate}}``), one row each, ordered by the first domain's test mAP;
+    per domain the test mAP (mean ± std), its rank and the share of the
+    ``baseline`` -> ``oracle`` gap it closes (:func:`gap_closed`). Then
+    Spearman's rank correlation of every pair of domains over those
+    methods, the baseline and the oracle left out (their places are fixed
+    by construction), and per domain the best method with its share of the
+    gap."""
+    if not domains:
+        raise ValueError('domains_table() needs at least one domain.')
+    names = list(domains)
+    shared = [
+        m for m in domains[names[0]] if all(m in domains[d] for d in names)
+    ]
+    if not shared:
+        raise ValueError('The domains share no method.')
+    first = domains[names[0]]
+    shared.sort(key=lambda m: -first[m]['mAP'])
+    ranks = {
+        d: dict(zip(shared, _ranks([domains[d][m]['mAP'] for m in shared])))
+        for d in names
+    }
+    header = ['method']
+    for d in names:
+        header += [f'{d} test mAP', 'rank', 'gap closed']
+    lines = [
+        '| ' + ' | '.join(header) + ' |',
+        '|' + '|'.join([':---'] + ['---:'] * (len(header) - 1)) + '|'
+    ]
+    for m in shared:
+        cells = [m]
+        for d in names:
+            rows = domains[d]
+            row = rows[m]
+            cells += [
+                f'{row["mAP"]:.2f} ± {row["std"]["mAP"]:.2f}',
+                f'{ranks[d][m]:g}'
+            ]
+            if baseline in rows and oracle in rows:
+                share = gap_closed(row['mAP'], rows[baseline]['mAP'],
+                                   rows[oracle]['mAP'])
+                cells.append('n/a' if math.isnan(share) else f'{share:+.0%}')
+            else:
+                cells.append('n/a')
+        lines.append('| ' + ' | '.join(cells) + ' |')
+    methods = [m for m in shared if m not in (baseline, oracle)]
+    lines.append('')
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            rho = rank_correlation({m: domains[a][m]['mAP']
+                                    for m in methods},
+                                   {m: domains[b][m]['mAP']
+                                    for m in methods})
+            lines.append(f'Rank correlation (Spearman) of the {len(methods)} '
+                         f'methods other than {baseline} and {oracle}, {a} '
+                         f'vs {b}: {rho:.2f}.')
+    for d in names:
+        rows = domains[d]
+        if baseline not in rows or oracle not in rows or not methods:
+            continue
+        best = max(methods, key=lambda m: rows[m]['mAP'])
+        share = gap_closed(rows[best]['mAP'], rows[baseline]['mAP'],
+                           rows[oracle]['mAP'])
+        lines.append(f'{d}: best of them **{best}**, '
+                     f'{rows[best]["mAP"]:.2f} test mAP, '
+                     f'{share:.0%} of the {baseline} → {oracle} gap.')
     return '\n'.join(lines)

@@ -43,6 +43,10 @@ CLAIMS = (
     ('EM paper (motivation)', 'an', 'entmin', _SPML),
     ('Liu et al. (CRISP)', 'crisp', 'an', _SPML),
     ('Liu et al. (CRISP)', 'crisp', 'em_apl', _SPML),
+    ('Kim et al. (BoostLU)', 'boostlu_ll_r', 'll_r', _SPML),
+    ('VLPL paper', 'vlpl', 'an', _SPML),
+    ('AEVLP paper (GPR loss)', 'gpr', 'gr', _SPML),
+    ('AEVLP paper (GPR loss)', 'gpr', 'vlpl', _SPML),
 )
 
 

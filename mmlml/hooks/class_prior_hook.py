@@ -149,14 +149,15 @@ class ClassPriorHook(EpochScoresHook):
     checkpoint and restored on resume. The estimate after the last epoch
     trains nothing but is logged and saved.
 
-    **Scores.** By default those of the epoch's training forward passes,
-    recorded at every iteration (train mode and augmentation, gathered
-    from every rank; no extra pass over the data). The paper re-estimates
-    the priors "via the trained model" after each epoch;
-    ``extra_pass=True`` does that: a pass over the training dataloader at
-    the end of the epoch with the model in eval mode (the training
-    augmentation; one forward pass over the training set per epoch). The
-    default's scores come from a model that changes over the epoch; the
+    **Scores.** The paper re-estimates the priors "via the trained model"
+    after each epoch; by default (``extra_pass=True``) the hook does that:
+    a pass over the training dataloader at the end of the epoch with the
+    model in eval mode (the training augmentation; one forward pass over
+    the training set per epoch, gathered from every rank).
+    ``extra_pass=False`` saves that pass and takes the scores of the
+    epoch's training forward passes instead, recorded at every iteration
+    (train mode and augmentation). Those come from a model that changes
+    over the epoch; the
     iteration in which a sample is scored does not depend on its labels
     (the sampler shuffles), so they are the scores of one randomised
     classifier for every sample, and the inequality the estimator rests on
@@ -168,7 +169,7 @@ class ClassPriorHook(EpochScoresHook):
     uninformative. On the demo, one warm-up epoch with these scores left 11
     of 20 classes between 0.73 and 1, while 5 warm-up epochs with
     ``extra_pass=True`` estimated them all within 0.25 of the truth
-    (configs/crisp/README.md).
+    (configs/crisp/README.md): hence the default.
 
     **Few positives.** A class with fewer than ``min_positives`` scored
     observed positives is not estimated (it keeps training AN until it has
@@ -199,8 +200,10 @@ class ClassPriorHook(EpochScoresHook):
             the priors are first estimated; the epochs up to it train AN.
             Smaller than the number of epochs. Defaults to 1.
         extra_pass (bool): Score the training set with a separate
-            eval-mode pass after each epoch (the paper's "trained model")
-            instead of the training forward passes. Defaults to False.
+            eval-mode pass after each epoch (the paper's "trained model");
+            False takes the scores of the training forward passes (no
+            extra pass, less reliable after a short warm-up). Defaults to
+            True.
         min_positives (int): The fewest scored observed positives a class
             needs to be estimated. Defaults to 1.
         num_logged (int, optional): How many classes' priors the log line
@@ -219,7 +222,7 @@ class ClassPriorHook(EpochScoresHook):
                  delta: float = 0.01,
                  tau: float = 0.01,
                  warmup_epochs: int = 1,
-                 extra_pass: bool = False,
+                 extra_pass: bool = True,
                  min_positives: int = 1,
                  num_logged: Optional[int] = None):
         super().__init__()

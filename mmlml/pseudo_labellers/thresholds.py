@@ -76,7 +76,9 @@ def select_pseudo_labels(scores: Tensor,
 
     - pseudo-positive (1) where the score is ``>= pos_thr`` (VLPL: 0.3;
       AEVLP: 0.5 or 0.6) and, with ``pos_topk``, among the ``pos_topk``
-      largest scores of its row (AEVLP: 3, CUB 32);
+      largest scores of its row (AEVLP: 3, CUB 32); ``>=`` as AEVLP's
+      code, VLPL's takes ``>`` (they differ only on a score equal to the
+      threshold);
     - pseudo-negative (0) where it is ``<= neg_thr`` (when given), or, with
       ``neg_fraction``, among the ``floor(neg_fraction * C)`` smallest
       scores of its row (VLPL's ``partial``, 0 in the paper), unless it is

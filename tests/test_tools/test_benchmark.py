@@ -1,6 +1,7 @@
-"""The benchmark: its summaries (mmlml.analysis.benchmark_results), the
-tool that runs configs x settings x seeds (tools/benchmark.py), the source
-backbone it fine-tunes and the converter that extracts it."""
+"""The benchmark: its summaries (mmlml.analysis.benchmark_results), its
+runs (mmlml.analysis.benchmark), the tool that runs configs x settings x
+seeds (tools/benchmark.py), the source backbone it fine-tunes and the
+converter that extracts it."""
 import importlib.util
 import json
 import math
@@ -13,8 +14,11 @@ import torch
 from conftest import ROOT  # noqa: E402
 from mmengine.config import Config
 
+from mmlml.analysis.benchmark import (Benchmark, dataset_modes, mode_options,
+                                      setting_options)
 from mmlml.analysis.benchmark_results import (COLUMNS, aggregate, gap_closed,
-                                              markdown_table, summarise)
+                                              markdown_table, rank_correlation,
+                                              summarise)
 
 BACKBONE = osp.join(ROOT, 'checkpoints',
                     'synthetic_shapes_source_backbone.pth')
@@ -83,8 +87,57 @@ def test_markdown_table():
     assert 'gap closed' not in markdown_table(single, baseline='xx')
 
 
+def test_rank_correlation():
+    a = dict(x=1., y=2., z=3., w=4.)
+    assert rank_correlation(a, a) == pytest.approx(1)
+    assert rank_correlation(a, {k: -v for k, v in a.items()}) \
+        == pytest.approx(-1)
+    # Only the shared methods count; ties share their mean rank.
+    assert rank_correlation(a, dict(x=1., y=2., z=2., other=9.)) \
+        == pytest.approx(np.sqrt(3) / 2)
+    assert math.isnan(rank_correlation(a, dict(x=1., y=2.)))
+    assert math.isnan(rank_correlation(a, dict(x=1., y=1., z=1.)))
+
+
+def test_compare_benchmarks(tmp_path):
+    """Two domains' tuned JSONs: the shared methods side by side, their
+    ranks, the gaps and the rank correlation."""
+    compare = load_tool('analysis/compare_benchmarks')
+
+    def write(name, domain, maps):
+        rows = {
+            m: dict(mAP=v, std=dict(mAP=0.5), runs=[{}, {}, {}])
+            for m, v in maps.items()
+        }
+        path = tmp_path / f'{name}.json'
+        path.write_text(
+            json.dumps(
+                dict(
+                    tuning=dict(domain=domain),
+                    results=dict(finetune=dict(single_positive=rows)))))
+        return str(path)
+
+    first = write(
+        'a', None,
+        dict(an=80, full_labels=100, em=95, hill=90, gr=85, only_here=99))
+    second = write('b', 'digit_canvases',
+                   dict(an=50, full_labels=90, em=60, hill=70, gr=65))
+    out = tmp_path / 'c.md'
+    text = compare.main([first, second, '--markdown', str(out)])
+    assert out.read_text() == text
+    assert 'only_here' not in text
+    assert '| em | 95.00 ± 0.50 | 2 | +75% | 60.00 ± 0.50 | 4 | +25% |' \
+        in text
+    assert ('of the 3 methods other than an and full_labels, '
+            'synthetic_shapes vs digit_canvases: -0.50.') in text
+    assert 'digit_canvases: best of them **hill**, 70.00 test mAP, 50% ' \
+        in text
+    with pytest.raises(SystemExit, match='given twice'):
+        compare.main([first, first])
+
+
 def test_settings_leave_the_oracle_and_second_stages_alone():
-    options = benchmark.setting_options('r0.8', 'single_positive')
+    options = setting_options('r0.8', 'single_positive')
     assert options == {
         'val_dataloader.dataset.mode': 'ratio',
         'val_dataloader.dataset.ratio': 0.8,
@@ -92,37 +145,37 @@ def test_settings_leave_the_oracle_and_second_stages_alone():
         'train_dataloader.dataset.ratio': 0.8,
     }
     for train_mode in ('full', 'file'):
-        options = benchmark.setting_options('single_positive', train_mode)
+        options = setting_options('single_positive', train_mode)
         assert options == {
             'val_dataloader.dataset.mode': 'single_positive',
             'val_dataloader.dataset.ratio': None
         }
-    linear = benchmark.mode_options('linear', 0.2)
+    linear = mode_options('linear', 0.2)
     assert linear['model.backbone.frozen_stages'] == 4
     assert linear['optim_wrapper.optimizer.lr'] == 0.2
-    assert benchmark.mode_options('finetune', 0.2) == {}
+    assert mode_options('finetune', 0.2) == {}
 
 
 def test_config_checks(tmp_path):
     demo = osp.join(ROOT, 'configs', 'demo')
-    assert benchmark._dataset_modes(osp.join(
-        demo, 'an.py')) == ('single_positive', 'single_positive', None)
-    first = benchmark._dataset_modes(osp.join(demo, 'pseudo_label.py'))[2]
+    assert dataset_modes(osp.join(demo, 'an.py')) == ('single_positive',
+                                                      'single_positive', None)
+    first = dataset_modes(osp.join(demo, 'pseudo_label.py'))[2]
     assert first == dict(config=osp.join(demo, 'an.py'), thr=0.5)
-    assert benchmark._dataset_modes(osp.join(demo, 'full_labels.py'))[0] \
+    assert dataset_modes(osp.join(demo, 'full_labels.py'))[0] \
         == 'full'
     no_stage = tmp_path / 'no_stage.py'
     no_stage.write_text(f"_base_ = [{osp.join(demo, 'an.py')!r}]\n"
                         "train_dataloader = dict(dataset=dict(mode='file', "
                         "label_file='x.npy'))\n")
     with pytest.raises(ValueError, match='first_stage'):
-        benchmark._dataset_modes(str(no_stage))
+        dataset_modes(str(no_stage))
     plain = tmp_path / 'plain.py'
     plain.write_text(f"_base_ = [{osp.join(demo, 'an.py')!r}]\n"
                      "train_dataloader = dict(dataset=dict(_delete_=True, "
                      "type='SyntheticShapes', num_samples=8))\n")
     with pytest.raises(ValueError, match='must be a PartialLabelDataset'):
-        benchmark._dataset_modes(str(plain))
+        dataset_modes(str(plain))
     with pytest.raises(SystemExit):
         benchmark.parse_args([str(tmp_path / 'missing.py')])
 
@@ -184,6 +237,16 @@ def test_benchmark_end_to_end(tmp_path, capsys):
     assert 'test mAP' not in captured.out.split('**')[0]
     assert '[benchmark] 2 runs, 2 finished before' in captured.err
 
+    # --report-only: the tables of the JSON, nothing trained or needed.
+    shutil.rmtree(tmp_path / 'work')
+    (tmp_path / 'b.md').unlink()
+    benchmark.main([
+        '--out',
+        str(tmp_path / 'b.json'), '--markdown',
+        str(tmp_path / 'b.md'), '--report-only'
+    ])
+    assert (tmp_path / 'b.md').read_text() == table
+
 
 def test_demo_configs_start_from_the_shipped_backbone():
     """The demo's backbone loads the shipped source checkpoint."""
@@ -225,7 +288,7 @@ def test_linear_mode_freezes_the_whole_backbone():
     backbone's batch-norm statistics fixed."""
     from mmpretrain.registry import MODELS
     cfg = Config.fromfile(osp.join(ROOT, 'configs', 'demo', 'an.py'))
-    cfg.merge_from_dict(benchmark.mode_options('linear', 0.1))
+    cfg.merge_from_dict(mode_options('linear', 0.1))
     model = MODELS.build(cfg.model)
     model.train()
     trainable = {n for n, p in model.named_parameters() if p.requires_grad}
@@ -277,7 +340,7 @@ def test_tuned_benchmark_records_every_run_and_continues_from_json(
         with open(out, 'w') as f:
             json.dump({name: {'runs': [summary]}}, f)
 
-    monkeypatch.setattr(benchmark.Benchmark, '_call', fake_call)
+    monkeypatch.setattr(Benchmark, '_call', fake_call)
     demo = osp.join(ROOT, 'configs', 'demo')
     out = tmp_path / 't.json'
     args = [
