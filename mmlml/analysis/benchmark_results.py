@@ -12,6 +12,8 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
+from .paper_claims import best_gap_share
+
 __all__ = [
     'COLUMNS', 'summarise', 'aggregate', 'gap_closed', 'markdown_table',
     'rank_correlation', 'domains_table'
@@ -204,11 +206,10 @@ def domains_table(domains: Dict[str, Dict[str, dict]],
                          f'vs {b}: {rho:.2f}.')
     for d in names:
         rows = domains[d]
-        if baseline not in rows or oracle not in rows or not methods:
+        found = best_gap_share({m: rows[m] for m in shared}, baseline, oracle)
+        if found is None:
             continue
-        best = max(methods, key=lambda m: rows[m]['mAP'])
-        share = gap_closed(rows[best]['mAP'], rows[baseline]['mAP'],
-                           rows[oracle]['mAP'])
+        best, share = found
         lines.append(f'{d}: best of them **{best}**, '
                      f'{rows[best]["mAP"]:.2f} test mAP, '
                      f'{share:.0%} of the {baseline} → {oracle} gap.')
