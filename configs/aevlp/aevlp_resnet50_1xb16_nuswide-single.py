@@ -26,11 +26,10 @@ train_dataloader = dict(batch_size=16)
 train_cfg = dict(max_epochs=10)
 auto_scale_lr = dict(base_batch_size=16)
 
-# The pseudo-labeller (configs/aevlp/README.md): CLIP ViT-B/16 at 224 px,
-# converted for MMPretrain, on the whole image and a 4 x 4 grid of
-# tiles combined by AEVLP's rule (eta 0.3), the class text embeddings of
-# "a photo of a {class}." (computed once, data/aevlp/); pseudo-positive
-# among the 3 highest scores of an image and above 0.6.
+# The recipe's CLIP pseudo-labeller (configs/_base_/methods/aevlp.py) on
+# the whole image and a 4 x 4 grid of tiles (eta 0.3), with the class
+# text embeddings of "a photo of a {class}." (computed once, data/aevlp/);
+# pseudo-positive among the 3 highest scores of an image and above 0.6.
 custom_hooks = [
     {{_base_.early_stopping}},
     dict(
@@ -38,14 +37,9 @@ custom_hooks = [
         pos_thr=0.6,
         pos_topk=3,
         labeller=dict(
-            type='CLIPPseudoLabeller',
-            image_encoder={{_base_.clip_image_encoder}},
-            proj_dims=512,
-            input_size=224,
-            checkpoint='checkpoints/clip_vit-b-p16_openai_mmpretrain.pth',
+            **_base_.clip_labeller,
             text_embeddings='data/aevlp/nuswide_clip_vit-b-p16_text.npy',
             tiles=(4, 4),
-            tile_combine='aevlp',
             eta=0.3),
         cache_file='work_dirs/aevlp_nuswide_clip_scores.npy')
 ]

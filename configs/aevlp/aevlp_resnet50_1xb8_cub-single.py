@@ -26,11 +26,10 @@ train_dataloader = dict(batch_size=8)
 train_cfg = dict(max_epochs=10)
 auto_scale_lr = dict(base_batch_size=8)
 
-# The pseudo-labeller (configs/aevlp/README.md): CLIP ViT-B/16 at 224 px,
-# converted for MMPretrain, on the whole image and a 5 x 5 grid of
-# tiles combined by AEVLP's rule (eta 0.005), the class text embeddings of
-# "a photo of a {class}." (computed once, data/aevlp/); pseudo-positive
-# among the 32 highest scores of an image and above 0.005.
+# The recipe's CLIP pseudo-labeller (configs/_base_/methods/aevlp.py) on
+# the whole image and a 5 x 5 grid of tiles (eta 0.005), with the class
+# text embeddings of "a photo of a {class}." (computed once, data/aevlp/);
+# pseudo-positive among the 32 highest scores of an image and above 0.005.
 custom_hooks = [
     {{_base_.early_stopping}},
     dict(
@@ -38,14 +37,9 @@ custom_hooks = [
         pos_thr=0.005,
         pos_topk=32,
         labeller=dict(
-            type='CLIPPseudoLabeller',
-            image_encoder={{_base_.clip_image_encoder}},
-            proj_dims=512,
-            input_size=224,
-            checkpoint='checkpoints/clip_vit-b-p16_openai_mmpretrain.pth',
+            **_base_.clip_labeller,
             text_embeddings='data/aevlp/cub_clip_vit-b-p16_text.npy',
             tiles=(5, 5),
-            tile_combine='aevlp',
             logit_scale=10,
             eta=0.005),
         cache_file='work_dirs/aevlp_cub_clip_scores.npy')

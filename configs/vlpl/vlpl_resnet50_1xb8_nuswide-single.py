@@ -18,20 +18,16 @@ train_dataloader = dict(batch_size=8)
 optim_wrapper = dict(optimizer=dict(lr=1e-5))
 auto_scale_lr = dict(base_batch_size=8)
 
-# The pseudo-labeller (configs/vlpl/README.md): CLIP ViT-L/14 at 336 px,
-# converted for MMPretrain, and VLPL's class text embeddings of the dataset
-# (from the official repository, in data/vlpl/); pseudo-positive above 0.3.
+# The recipe's CLIP pseudo-labeller (configs/_base_/methods/vlpl.py) with
+# VLPL's class text embeddings of the dataset (from the official
+# repository, in data/vlpl/); pseudo-positive above 0.3.
 # The scores are computed once before training and cached.
 custom_hooks = [
     dict(
         type='VLPseudoLabelHook',
         pos_thr=0.3,
         labeller=dict(
-            type='CLIPPseudoLabeller',
-            image_encoder={{_base_.clip_image_encoder}},
-            proj_dims=768,
-            input_size=336,
-            checkpoint='checkpoints/clip_vit-l-p14-336_openai_mmpretrain.pth',
+            **_base_.clip_labeller,
             text_embeddings='data/vlpl/NUS81text_feature.npy'),
         cache_file='work_dirs/vlpl_nuswide_clip_scores.npy')
 ]

@@ -65,14 +65,22 @@ early_stopping = dict(
     patience=2)
 custom_hooks = [early_stopping]
 
-# CLIP's image encoder as MMPretrain builds it (pre-norm ViT-B/16,
-# QuickGELU, LayerNorm epsilon 1e-5), for the pseudo-labeller of each
-# config.
-clip_image_encoder = dict(
-    type='VisionTransformer',
-    arch='base',
-    img_size=224,
-    patch_size=16,
-    pre_norm=True,
-    norm_cfg=dict(type='LN', eps=1e-5),
-    layer_cfgs=dict(act_cfg=dict(type='QuickGELU')))
+# The pseudo-labeller that every config of configs/aevlp/ completes with its
+# dataset's class text embeddings, tiles and eta: CLIP ViT-B/16 at 224 px,
+# its image encoder as MMPretrain builds it (pre-norm ViT, QuickGELU,
+# LayerNorm epsilon 1e-5), converted for MMPretrain
+# (configs/aevlp/README.md), tile scores combined as AEVLP does.
+clip_labeller = dict(
+    type='CLIPPseudoLabeller',
+    image_encoder=dict(
+        type='VisionTransformer',
+        arch='base',
+        img_size=224,
+        patch_size=16,
+        pre_norm=True,
+        norm_cfg=dict(type='LN', eps=1e-5),
+        layer_cfgs=dict(act_cfg=dict(type='QuickGELU'))),
+    proj_dims=512,
+    input_size=224,
+    checkpoint='checkpoints/clip_vit-b-p16_openai_mmpretrain.pth',
+    tile_combine='aevlp')

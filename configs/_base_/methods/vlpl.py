@@ -48,14 +48,20 @@ model = dict(
 
 train_cfg = dict(max_epochs=10)
 
-# CLIP's image encoder as MMPretrain builds it (pre-norm ViT-L/14,
-# QuickGELU, LayerNorm epsilon 1e-5), for the pseudo-labeller of each
-# config.
-clip_image_encoder = dict(
-    type='VisionTransformer',
-    arch='large',
-    img_size=336,
-    patch_size=14,
-    pre_norm=True,
-    norm_cfg=dict(type='LN', eps=1e-5),
-    layer_cfgs=dict(act_cfg=dict(type='QuickGELU')))
+# The pseudo-labeller that every config of configs/vlpl/ completes with its
+# dataset's class text embeddings: CLIP ViT-L/14 at 336 px, its image
+# encoder as MMPretrain builds it (pre-norm ViT, QuickGELU, LayerNorm
+# epsilon 1e-5), converted for MMPretrain (configs/vlpl/README.md).
+clip_labeller = dict(
+    type='CLIPPseudoLabeller',
+    image_encoder=dict(
+        type='VisionTransformer',
+        arch='large',
+        img_size=336,
+        patch_size=14,
+        pre_norm=True,
+        norm_cfg=dict(type='LN', eps=1e-5),
+        layer_cfgs=dict(act_cfg=dict(type='QuickGELU'))),
+    proj_dims=768,
+    input_size=336,
+    checkpoint='checkpoints/clip_vit-l-p14-336_openai_mmpretrain.pth')
