@@ -290,6 +290,14 @@ def main(argv=None):
             for row in rows.values()
             for run in row['runs']
         })
+        # What the JSON holds, nothing more: no config is "not run yet".
+        args.modes = list(results)
+        args.settings = list(
+            dict.fromkeys(s for by_setting in results.values()
+                          for s in by_setting))
+        args.configs = list(
+            dict.fromkeys(name for by_setting in results.values()
+                          for rows in by_setting.values() for name in rows))
         print('\n' + write_reports(results, args))
         return results
     if args.tune:

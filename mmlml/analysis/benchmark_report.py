@@ -18,18 +18,26 @@ def _seeds(seeds) -> str:
 
 
 def report(results: dict, args) -> str:
-    """The markdown tables of every mode and setting."""
+    """The markdown tables of every mode and setting of ``args``; under
+    each, the configs of ``args.configs`` that have no row there yet."""
     parts = []
-    for mode, by_setting in results.items():
-        for setting, rows in by_setting.items():
+    names = [osp.splitext(osp.basename(c))[0] for c in args.configs]
+    for mode in args.modes:
+        for setting in args.settings:
+            rows = results.get(mode, {}).get(setting, {})
             ordered = dict(sorted(rows.items(), key=lambda kv: -kv[1]['mAP']))
             tuned = ', tuned on validation' if args.tune else ''
             parts.append(f'**{SETTING_TITLES[setting]}, {mode} '
                          f'({_seeds(args.seeds)}{tuned})**\n')
-            table = tuned_table if args.tune else markdown_table
-            parts.append(
-                table(ordered, baseline=args.baseline, oracle=args.oracle) +
-                '\n')
+            if ordered:
+                table = tuned_table if args.tune else markdown_table
+                parts.append(
+                    table(ordered, baseline=args.baseline, oracle=args.oracle)
+                    + '\n')
+            missing = ', '.join(f'`{name}`' for name in names
+                                if name not in rows)
+            if missing:
+                parts.append(f'Not run yet: {missing}.\n')
     runs = [
         run for by_setting in results.values() for rows in by_setting.values()
         for row in rows.values()

@@ -382,9 +382,12 @@ def test_tuned_benchmark_records_every_run_and_continues_from_json(
     assert calls == [] and again['an']['mAP'] == rows['an']['mAP']
     assert (tmp_path / 't.md').read_text() == table
 
-    # --report-only trains nothing and leaves out what is not recorded.
+    # --report-only trains nothing and leaves out what is not recorded,
+    # saying so under the table.
     benchmark.main([osp.join(demo, 'hill.py')] + args + ['--report-only'])
-    assert calls == [] and (tmp_path / 't.md').read_text() == table
+    report = (tmp_path / 't.md').read_text()
+    assert calls == [] and 'Not run yet: `hill`.' in report
+    assert report.replace('Not run yet: `hill`.\n\n', '') == table
 
     # A broken config fails at the end, after the others are recorded.
     with pytest.raises(SystemExit, match='hill.py: hill broke'):
