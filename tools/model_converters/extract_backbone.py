@@ -19,7 +19,7 @@ import os
 import os.path as osp
 
 import torch
-from mmengine.runner.checkpoint import _load_checkpoint
+from mmengine.runner import CheckpointLoader
 
 import mmlml  # noqa: F401  (MMEngine's checkpoint loading, as patched)
 from mmlml.output_files import add_force_argument, check_output
@@ -50,7 +50,8 @@ def main(argv=None):
     check_output(args.out, [args.checkpoint], args.force, option='OUT')
     if not osp.isfile(args.checkpoint):
         raise FileNotFoundError(f'No checkpoint at {args.checkpoint}.')
-    checkpoint = _load_checkpoint(args.checkpoint, map_location='cpu')
+    checkpoint = CheckpointLoader.load_checkpoint(
+        args.checkpoint, map_location='cpu')
     result = extract_backbone(checkpoint, args.checkpoint)
     os.makedirs(osp.dirname(osp.abspath(args.out)), exist_ok=True)
     torch.save(result, args.out)
