@@ -217,6 +217,8 @@ class Benchmark:
         if cached is not None and (not need_checkpoint
                                    or osp.exists(cached['best checkpoint'])):
             return dict(cached, cached=True)
+        # The run directory is the benchmark's own: what an interrupted
+        # attempt left there (no result.json) is replaced (--force).
         os.makedirs(run_dir, exist_ok=True)
         train_mode, _, first_stage = dataset_modes(config)
         options = self.options(mode, setting, train_mode, point)
@@ -249,9 +251,9 @@ class Benchmark:
                     dataset_modes(first_stage['config'])[0], first_point)
                 self._call([
                     sys.executable,
-                    osp.join(self.tools_dir,
-                             'pseudo_label.py'), first_stage['config'],
-                    first['best checkpoint'], '--out', labels, '--thr',
+                    osp.join(self.tools_dir, 'pseudo_label.py'),
+                    first_stage['config'], first['best checkpoint'], '--out',
+                    labels, '--force', '--thr',
                     str(first_stage.get(
                         'thr', 0.5)), '--device', 'cpu', '--cfg-options'
                 ] + format_options(first_options),
@@ -262,7 +264,8 @@ class Benchmark:
             sys.executable,
             osp.join(self.tools_dir, 'demo.py'), config, '--seeds',
             str(seed), '--work-dir',
-            osp.dirname(osp.dirname(run_dir)), '--out', out, '--cfg-options'
+            osp.dirname(osp.dirname(run_dir)), '--out', out, '--force',
+            '--cfg-options'
         ] + format_options(options), osp.join(run_dir, 'log.txt'))
         with open(out) as f:
             summary = json.load(f)[name]['runs'][0]

@@ -316,6 +316,8 @@ def test_tuned_benchmark_records_every_run_and_continues_from_json(
             o.split('=', 1) for o in cmd[cmd.index('--cfg-options') + 1:])
         calls.append((osp.basename(cmd[1]), cmd[2], options))
         out = cmd[cmd.index('--out') + 1]
+        if osp.exists(out) and '--force' not in cmd:  # as the tools do
+            raise FileExistsError(out)
         if cmd[1].endswith('pseudo_label.py'):
             assert osp.exists(cmd[3])  # the first stage's checkpoint
             np.save(out, np.zeros((2, 2)))
@@ -343,6 +345,12 @@ def test_tuned_benchmark_records_every_run_and_continues_from_json(
     monkeypatch.setattr(Benchmark, '_call', fake_call)
     demo = osp.join(ROOT, 'configs', 'demo')
     out = tmp_path / 't.json'
+    # What an interrupted attempt left: the labels, no result.
+    leftover = tmp_path / 'work' / 'finetune' / 'single_positive' / \
+        'lr0.01_ep10' / 'pseudo_label' / 'seed0'
+    leftover.mkdir(parents=True)
+    np.save(leftover / 'pseudo_labels.npy', np.ones((2, 2)))
+    (leftover / 'demo.json').write_text('{}')
     args = [
         osp.join(demo, 'full_labels.py'),
         osp.join(demo, 'pseudo_label.py'), '--tune', '--lrs', '0.01', '0.1',
