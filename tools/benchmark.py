@@ -10,12 +10,12 @@ its own recipe, as described below.
 
 Every run fine-tunes the backbone pretrained on the source task
 (configs/benchmark/source_pretrain.py) on the partial labels of the demo
-dataset, keeps the checkpoint with the best validation mAP (validation
-labels are as partial as the training labels), and evaluates it on the
-fully labelled test split. The result is one markdown table per setting
-(mean ± std over seeds of test mAP, CF1 as the papers define it, OF1, and
-the share of the AN -> full-label gap in mAP that each method closes), a
-JSON file with every run, and a figure::
+dataset, keeps the checkpoint with the best validation mAP (on the full
+labels of the validation split, Cole et al.'s default protocol), and
+evaluates it on the fully labelled test split. The result is one markdown
+table per setting (mean ± std over seeds of test mAP, CF1 as the papers
+define it, OF1, and the share of the AN -> full-label gap in mAP that each
+method closes), a JSON file with every run, and a figure::
 
     python tools/benchmark.py configs/demo/*.py --seeds 0 1 2 \\
         --settings single_positive --out docs/benchmark.json \\
@@ -24,8 +24,10 @@ JSON file with every run, and a figure::
 
 (``--report-only`` rewrites the markdown and the figure from the JSON.)
 
-Settings (the training and validation labels; the oracle, whose training
-set is in the ``'full'`` mode, keeps its full training labels):
+Settings (the training labels, and the validation labels of a config
+that validates on its observed ones, ``val_labels='observed'``; the
+oracle, whose training set is in the ``'full'`` mode, keeps its full
+training labels):
 
 - ``single_positive``: one positive per image (Cole et al.);
 - ``r0.5``, ``r0.8``: the missing-ratio protocol of Zhang et al., each

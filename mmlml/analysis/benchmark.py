@@ -68,8 +68,10 @@ def dataset_modes(config: str) -> tuple:
 
 def setting_options(setting: str, train_mode: str) -> dict:
     """The ``--cfg-options`` that put a config in ``setting``: the
-    validation labels always, the training labels unless they are the full
-    labels (the oracle) or a label file (a second stage)."""
+    validation split's labels always (they count where it validates on
+    its observed labels, ``val_labels='observed'``; the demo configs
+    validate on the full ones), the training labels unless they are the
+    full labels (the oracle) or a label file (a second stage)."""
     options = {}
     targets = ['val_dataloader.dataset']
     if train_mode not in ('full', 'file'):

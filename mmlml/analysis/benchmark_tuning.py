@@ -3,8 +3,10 @@ overrides tried, the choice, and the table of the tuned results.
 
 Every method, the assume-negative baseline and the full-label oracle
 included, is tuned the same way, on the first seed and by **validation mAP
-only** (the validation labels are as partial as the training labels), by
-a coordinate search:
+only** (on the validation split's full labels, Cole et al.'s default
+protocol, which the papers tune with; with
+``val_dataloader.dataset.val_labels='observed'`` on labels as partial as
+the training labels), by a coordinate search:
 
 1. learning rate: every rate of the grid, at the config's number of epochs
    and key hyperparameter;

@@ -87,7 +87,10 @@ val_dataloader = dict(
     dataset=dict(
         **partial_labels,
         dataset=dict(**train_images, pipeline=test_pipeline),
-        split='val'),
+        split='val',
+        # The full labels of the validation images (Cole et al.'s default);
+        # 'observed': as partial as the training labels.
+        val_labels='clean'),
     sampler=dict(type='DefaultSampler', shuffle=False),
 )
 # The synthetic domain's metrics: mAP, MMPretrain's per-class and overall
