@@ -89,8 +89,9 @@ def claims_markdown(results: Dict[str, Dict[str, dict]],
                     oracle: str = 'full_labels',
                     claims: Sequence[tuple] = CLAIMS) -> str:
     """Markdown: per setting of ``results`` (``{setting: {name:
-    aggregate}}``), the best method's share of the gap, then one line per
-    claim whose two configs were run in that setting."""
+    aggregate}}``), the best method of those run there and its share of
+    the gap, then one line per claim whose two configs were run in that
+    setting."""
     lines: List[str] = []
     for setting, rows in results.items():
         lines.append(f'### {titles.get(setting, setting)}\n')
@@ -98,8 +99,9 @@ def claims_markdown(results: Dict[str, Dict[str, dict]],
         if best is not None:
             name, share = best
             lines.append(
-                f'Best method: **{name}**, {_cell(rows[name])} test mAP, '
-                f'closes {share:.0%} of the {baseline} '
+                f'Best method (of the {len(rows) - 2} run in this setting '
+                f'besides the two ends): **{name}**, {_cell(rows[name])} '
+                f'test mAP, closes {share:.0%} of the {baseline} '
                 f'({_cell(rows[baseline])}) → {oracle} '
                 f'({_cell(rows[oracle])}) gap.\n')
         lines.append('| claim (source) | better | worse | verdict |')

@@ -381,7 +381,8 @@ def test_tuned_benchmark_records_every_run_and_continues_from_json(
     table = (tmp_path / 't.md').read_text()
     assert '| an | 0.1 | 20 | - | 81.00 | 80.05 ± 0.07 |' in table
     claims = (tmp_path / 'c.md').read_text()
-    assert 'Best method: **pseudo_label**' in claims
+    assert '(of the 1 run in this setting besides the two ends): ' \
+        '**pseudo_label**' in claims
 
     # Another machine: the JSON alone; nothing is trained again.
     shutil.rmtree(tmp_path / 'work')
