@@ -54,10 +54,15 @@ class TunedBenchmark(Benchmark):
         self.on_results = on_results
         self.lock = threading.Lock()
         self.recorded = {}
+        # The rows of --out that this invocation does not make (other
+        # configs or settings), kept when it is written.
+        self.earlier_results = {}
         self.rows = {}
         if args.out and osp.exists(args.out) and not args.force:
             with open(args.out) as f:
-                self.recorded = json.load(f).get('runs', {})
+                earlier = json.load(f)
+            self.recorded = earlier.get('runs', {})
+            self.earlier_results = earlier.get('results', {})
         self.done = 0
         self.start = time.time()
 
@@ -159,10 +164,22 @@ class TunedBenchmark(Benchmark):
         }
 
     def save(self) -> None:
-        """Write ``--out`` (every run so far and the finished rows); called
-        with the lock held."""
+        """Write ``--out`` (every run so far, the finished rows and the rows
+        of --out that this invocation does not make); called with the lock
+        held."""
         if not self.args.out or self.args.report_only:
             return
+        results = {
+            mode: {
+                setting: dict(rows)
+                for setting, rows in by_setting.items()
+            }
+            for mode, by_setting in self.earlier_results.items()
+        }
+        for mode, by_setting in self.relative(self.results()).items():
+            for setting, rows in by_setting.items():
+                results.setdefault(mode, {}).setdefault(setting,
+                                                        {}).update(rows)
         data = dict(
             command=' '.join(['python'] + sys.argv),
             tuning=dict(
@@ -176,7 +193,7 @@ class TunedBenchmark(Benchmark):
             platform=platform.platform(),
             torch=torch.__version__,
             work_dir=osp.relpath(self.work_dir),
-            results=self.relative(self.results()),
+            results=results,
             runs=self.recorded)
         tmp = self.args.out + '.tmp'
         with open(tmp, 'w') as f:

@@ -398,6 +398,14 @@ def test_tuned_benchmark_records_every_run_and_continues_from_json(
     assert calls == [] and 'Not run yet: `hill`.' in report
     assert report.replace('Not run yet: `hill`.\n\n', '') == table
 
+    # A call with fewer configs keeps the others' rows in the JSON.
+    benchmark.main([osp.join(demo, 'an.py')] + args[2:])
+    assert set(
+        json.loads(
+            out.read_text())['results']['finetune']['single_positive']) == {
+                'an', 'full_labels', 'pseudo_label'
+            }
+
     # A broken config fails at the end, after the others are recorded.
     with pytest.raises(SystemExit, match='hill.py: hill broke'):
         benchmark.main([osp.join(demo, 'hill.py')] + args)
