@@ -6,7 +6,16 @@ Hill runs through inductor, exactly what ``compile=True`` does. EM + APL's
 head splits the step into more graphs (its label-store lookup reads the
 samples' metadata): it runs through the same graph capture with
 the ``eager`` backend, which skips inductor's code generation (minutes
-on a 2-core machine), so the suite stays fast."""
+on a 2-core machine), so the suite stays fast.
+
+Inductor keeps the tensors' NCHW layout here (``layout_optimization``
+off). Its default turns the convolutions channels-last, and oneDNN's 1x1
+stride-2 convolution backward on channels-last input with fewer input
+channels than its AVX-512 block (16) writes past its workspace
+(uxlfoundation/oneDNN#6035, open: a heap corruption or segfault on AVX-512
+CPUs with two threads or more and a batch of odd size, such as this test's
+17, in eager mode too). The demo backbone's first shortcut has 8 input
+channels; real backbones have 64 or more. See docs/performance.md."""
 import sys
 
 import pytest
@@ -53,7 +62,9 @@ def test_compiled_training_matches_eager(tiny_demo_config, tmp_path, method):
         tiny_demo_config, tmp_path, CASES[method], method, max_epochs=2)
     eager, eager_labels = train_losses(config)
     torch._dynamo.reset()
-    compiled, compiled_labels = train_losses(config, compile=COMPILE[method])
+    with torch._inductor.config.patch(layout_optimization=False):
+        compiled, compiled_labels = train_losses(
+            config, compile=COMPILE[method])
     assert len(compiled) == len(eager) == 6  # 2 epochs of 3 iterations
     torch.testing.assert_close(compiled, eager, rtol=RTOL, atol=1e-5)
     assert compiled_labels == eager_labels
