@@ -2,11 +2,11 @@
 loss (Hill) and a stateful method (EM + APL, whose pseudo-labels reach the
 loss through the label store), giving the eager run's losses.
 
-Hill runs through inductor, exactly what ``compile=True`` does. EM + APL's
-head splits the step into more graphs (its label-store lookup reads the
-samples' metadata): it runs through the same graph capture with
-the ``eager`` backend, which skips inductor's code generation (minutes
-on a 2-core machine), so the suite stays fast.
+Hill runs through inductor, as ``compile=True`` does (one layout setting
+aside, below). EM + APL's head splits the step into more graphs (its
+label-store lookup reads the samples' metadata): it runs through the same
+graph capture with the ``eager`` backend, which skips inductor's code
+generation (minutes on a 2-core machine), so the suite stays fast.
 
 Inductor keeps the tensors' NCHW layout here (``layout_optimization``
 off). Its default turns the convolutions channels-last, and oneDNN's 1x1
