@@ -1,69 +1,42 @@
-"""Compare methods on the embedded benchmark: configs x settings x seeds.
+"""Compare methods on a benchmark: a sweep of configs x settings x modes
+x seeds on Optuna storage, its record as JSON, and the tables, claims and
+figure made from that JSON.
 
-With ``--tune`` (the headline tables) every config is first tuned on the
-validation split (:mod:`mmlml.analysis.benchmark_tuning`: learning rates,
-its ``tuning`` hyperparameter, longer schedules) and the seeds run at the
-chosen point; every run is recorded in ``--out`` as it finishes and reused
-from there, and the papers' claims are checked
-(:mod:`mmlml.analysis.paper_claims`). Without it, every config trains with
-its own recipe, as described below.
+Every config is tuned on the validation split by the search rules of
+:mod:`mmlml.benchmark.search` (learning rates, extended while the best is
+at an edge; the config's ``tuning`` hyperparameter; epochs doubled while
+the best validation epoch is the last), then its other seeds run at the
+chosen point; ``--no-tune`` runs every config's own recipe instead. Each
+training run is a trial of the sweep (:mod:`mmlml.benchmark.sweep`),
+kept in ``--storage`` (an SQLite file by default; a journal file on
+shared storage or a database URL for several machines). Workers
+(``--workers``: local processes, or Slurm jobs with ``--executor slurm``)
+take trials until the sweep is finished; a sweep that was stopped goes
+on where it was when the same command runs again, and ``--join`` adds
+workers to a running one. Tuning runs that trail the others are pruned
+(:class:`mmlml.hooks.OptunaPruningHook`); the seeds are never pruned.
 
-Every run fine-tunes the backbone pretrained on the source task
-(configs/benchmark/source_pretrain.py) on the partial labels of the demo
-dataset, keeps the checkpoint with the best validation mAP (on the full
-labels of the validation split, Cole et al.'s default protocol), and
-evaluates it on the fully labelled test split. The result is one markdown
-table per setting (mean ± std over seeds of test mAP, CF1 as the papers
-define it, OF1, and the share of the AN -> full-label gap in mAP that each
-method closes), a JSON file with every run, and a figure::
+Every run fine-tunes the config's pretrained backbone on the partial
+labels of its setting, keeps the checkpoint with the best validation mAP
+and evaluates it on the fully labelled test split (``tools/demo.py``).
 
-    python tools/benchmark.py configs/demo/*.py --seeds 0 1 2 \\
-        --settings single_positive --out docs/benchmark.json \\
-        --markdown docs/benchmark_fixed_recipe.md \\
-        --figure docs/figures/benchmark.png
+Outputs: ``--out`` the sweep's record (JSON, with the command that
+reproduces it), then ``--markdown`` (one table per setting: mean ± std
+over seeds of test mAP, CF1, OF1 and the share of the AN -> full-label
+gap closed), ``--claims`` (the papers' claims checked) and ``--figure``,
+all written from that JSON. ``--report-only`` rewrites them from an
+existing ``--out``; ``--check-docs`` regenerates every committed
+benchmark file and fails on any difference. The committed sweeps and
+their commands: docs/benchmark.md.
 
-(``--report-only`` rewrites the markdown and the figure from the JSON.)
-
-Settings (the training labels, and the validation labels of a config
-that validates on its observed ones, ``val_labels='observed'``; the
-oracle, whose training set is in the ``'full'`` mode, keeps its full
-training labels):
-
-- ``single_positive``: one positive per image (Cole et al.);
-- ``r0.5``, ``r0.8``: the missing-ratio protocol of Zhang et al., each
-  image keeps ``floor(n (1 - r)) + 1`` of its ``n`` positives.
-
-Modes: ``finetune`` trains the whole network end to end (the papers'
-protocol); ``linear`` freezes the pretrained backbone, batch-norm
-statistics included, and trains the linear head only (Cole et al.'s
-linear protocol) at ``--linear-lr``.
-
-Each run is a ``tools/demo.py`` process with ``--threads`` threads, ``--jobs``
-of them at a time; a run whose result file exists is not repeated, so an
-interrupted benchmark continues where it stopped (``--force`` reruns). A
-config that trains on a label file (``mode='file'``) and names a
-``first_stage = dict(config=..., thr=...)`` is the second stage of a
-two-stage method: its labels are made by ``tools/pseudo_label.py`` from the
-first stage's best checkpoint of the same seed, setting and mode. A config
-with ``first_stage = dict(config=..., scores_file=KEY)`` gets the scores of
-its training images by that checkpoint (``tools/vl_pseudo_label.py`` with a
-``ModelPseudoLabeller``) in the file its config key ``KEY`` names (the
-``scores_file`` of its ``VLPseudoLabelHook``).
-
-Progress: each finished run prints a line with its test mAP, the runs done
-of how many, the time elapsed and the estimated time left; while runs go
-on, stderr lists the runs in progress at least a minute apart (a run's own
-log, with MMEngine's per-iteration ETA, is ``log.txt`` in its folder).
-
-The runs are :class:`mmlml.analysis.benchmark.Benchmark` (with ``--tune``,
-:class:`mmlml.analysis.tuned_benchmark.TunedBenchmark`); the tables, the
-figure and the claims, :mod:`mmlml.analysis.benchmark_report`.
+Settings: ``single_positive`` (one positive per image, Cole et al.);
+``r0.5``, ``r0.8`` (each image keeps ``floor(n (1 - r)) + 1`` of its
+``n`` positives). Modes: ``finetune`` (end to end); ``linear`` (the
+pretrained backbone frozen, the head trained at ``--linear-lr``).
 """
 import argparse
-import json
 import os
 import os.path as osp
-import platform
 import shlex
 import subprocess
 import sys
@@ -71,18 +44,30 @@ from typing import Optional
 
 sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 
-import torch  # noqa: E402
 from mmengine.config import Config, DictAction  # noqa: E402
 
-from mmlml.analysis.benchmark import MODES  # noqa: E402
-from mmlml.analysis.benchmark import SETTINGS  # noqa: E402
-from mmlml.analysis.benchmark import Benchmark  # noqa: E402
-from mmlml.analysis.benchmark import relative_paths  # noqa: E402
-from mmlml.analysis.benchmark_report import write_reports  # noqa: E402
-from mmlml.analysis.tuned_benchmark import TunedBenchmark  # noqa: E402
+from mmlml.benchmark import docs_check  # noqa: E402
+from mmlml.benchmark.executors import EXECUTORS  # noqa: E402
+from mmlml.benchmark.executors import start_workers  # noqa: E402
+from mmlml.benchmark.executors import stop_workers  # noqa: E402
+from mmlml.benchmark.executors import wait_workers  # noqa: E402
+from mmlml.benchmark.record import LedgerError  # noqa: E402
+from mmlml.benchmark.record import definition_from_ledger  # noqa: E402
+from mmlml.benchmark.record import export  # noqa: E402
+from mmlml.benchmark.record import import_ledger  # noqa: E402
+from mmlml.benchmark.record import read_json  # noqa: E402
+from mmlml.benchmark.report import report_args  # noqa: E402
+from mmlml.benchmark.report import write_reports  # noqa: E402
+from mmlml.benchmark.search import SearchRules  # noqa: E402
+from mmlml.benchmark.settings import MODES, SETTINGS  # noqa: E402
+from mmlml.benchmark.sweep import Sweep, SweepError, repo_path  # noqa: E402
 from mmlml.output_files import check_output  # noqa: E402
+from mmlml.utils.optuna_storage import StorageError  # noqa: E402
+from mmlml.utils.optuna_storage import storage_path  # noqa: E402
 
 TOOLS = osp.dirname(osp.abspath(__file__))
+ROOT = osp.dirname(TOOLS)
+REPORTS = ('markdown', 'claims', 'figure')
 
 
 def parse_args(argv=None):
@@ -92,140 +77,165 @@ def parse_args(argv=None):
         nargs='*',
         help='method configs (default: every config in configs/demo)')
     parser.add_argument(
-        '--seeds',
-        nargs='+',
-        type=int,
-        default=[0, 1, 2],
-        help='training seeds; every config is trained once per seed, '
-        'setting and mode (default: 0 1 2)')
-    parser.add_argument(
         '--settings',
         nargs='+',
         choices=list(SETTINGS),
-        default=['single_positive'],
-        help='the partial labels of the training and validation sets: one '
-        'positive per image, or the missing ratio 0.5 / 0.8 (default: '
-        'single_positive)')
+        help='the partial labels of the training and validation sets '
+        '(default: single_positive)')
     parser.add_argument(
         '--modes',
         nargs='+',
         choices=MODES,
-        default=['finetune'],
         help='finetune: train the whole network; linear: freeze the '
-        'pretrained backbone and train the head only (default: finetune)')
+        'pretrained backbone (default: finetune)')
+    parser.add_argument(
+        '--seeds',
+        nargs='+',
+        type=int,
+        help='training seeds; the first tunes (default: 0 1 2)')
+    rules = SearchRules()
+    parser.add_argument(
+        '--lrs',
+        nargs='+',
+        type=float,
+        default=list(rules.lrs),
+        help='the learning rates tried first (default: %(default)s)')
+    parser.add_argument(
+        '--lr-bounds',
+        nargs=2,
+        type=float,
+        default=list(rules.lr_bounds),
+        metavar=('LOW', 'HIGH'),
+        help='how far the grid may extend past an edge (default: '
+        '%(default)s)')
+    parser.add_argument(
+        '--max-doublings',
+        type=int,
+        default=rules.max_doublings,
+        help='how many times the epochs may double (default: %(default)s)')
+    parser.add_argument(
+        '--no-tune',
+        action='store_true',
+        help='no search: every config\'s own recipe, once per seed')
+    parser.add_argument(
+        '--no-prune',
+        action='store_true',
+        help='run every tuning run to its end')
     parser.add_argument(
         '--linear-lr',
         type=float,
         default=0.1,
         help='learning rate of the linear mode (default: 0.1)')
     parser.add_argument(
-        '--jobs', type=int, default=2, help='runs at a time (default: 2)')
+        '--baseline',
+        default='an',
+        help='the low end of the gap closed (default: an)')
+    parser.add_argument(
+        '--oracle',
+        default='full_labels',
+        help='the high end of the gap closed (default: full_labels)')
+    parser.add_argument(
+        '--domain',
+        choices=domains(),
+        help='the data and backbone of the demo configs (a file of '
+        'configs/_base_/domains/; default: the configs\' own)')
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        help='override settings of every run (before the mode and setting)')
+    parser.add_argument(
+        '--study',
+        help='the sweep\'s name in the storage (default: the domain\'s, '
+        'else "benchmark")')
+    parser.add_argument(
+        '--storage',
+        help='the sweep\'s Optuna storage: an SQLite file (default: '
+        'work_dirs/sweeps/STUDY.db), a journal file (*.journal, for '
+        'several machines on a shared file system) or a database URL')
+    parser.add_argument(
+        '--work-dir',
+        help='where the runs keep their checkpoints and logs (default: '
+        'work_dirs/sweeps/STUDY); on a cluster, a shared folder')
+    parser.add_argument(
+        '--workers',
+        type=int,
+        default=2,
+        help='workers to start (default: 2; 0: start none, e.g. to write '
+        'the reports of the sweep so far)')
     parser.add_argument(
         '--threads',
         type=int,
         default=1,
         help='torch threads of each run (default: 1)')
     parser.add_argument(
-        '--baseline',
-        default='an',
-        help='the config name the tables and the figure compare with (the '
-        'low end of the gap closed; default: an)')
-    parser.add_argument(
-        '--oracle',
-        default='full_labels',
-        help='the config name trained on full labels (the high end of the '
-        'gap closed; default: full_labels)')
-    parser.add_argument(
-        '--work-dir',
-        default='work_dirs/benchmark',
-        help='where the runs are kept, one folder per mode, setting, config '
-        'and seed; a run whose folder has a result is not repeated '
-        '(default: work_dirs/benchmark)')
-    parser.add_argument('--out', help='JSON file of every run')
-    parser.add_argument('--markdown', help='markdown file of the tables')
-    parser.add_argument('--figure', help='PNG file of the comparison')
-    parser.add_argument(
-        '--force',
-        action='store_true',
-        help='rerun finished runs and replace existing --out, --markdown '
-        'and --figure files')
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        help='override settings of every run (before the mode and the '
-        'setting)')
-    parser.add_argument(
-        '--tune',
-        action='store_true',
-        help='tune every config on validation mAP (learning rates, its '
-        '`tuning` values, longer schedules; on the first seed), then train '
-        'the other seeds at the chosen point; --out records every run as it '
-        'finishes and is read back to continue an interrupted benchmark')
-    parser.add_argument(
-        '--lrs',
-        nargs='+',
-        type=float,
-        default=[0.01, 0.03, 0.1, 0.3],
-        help='with --tune: the learning rates tried (default: 0.01 0.03 0.1 '
-        '0.3)')
-    parser.add_argument(
-        '--max-doublings',
+        '--gpus-per-trial',
         type=int,
         default=1,
-        help='with --tune: how many times the epochs of the best point are '
-        'doubled while its best validation epoch is its last (default: 1)')
+        help='GPUs of each run; above 1 a run is launched with torchrun')
+    parser.add_argument(
+        '--executor',
+        choices=EXECUTORS,
+        default='local',
+        help='local processes, Slurm jobs (submitit), or submitit\'s local '
+        'executor (default: local)')
+    parser.add_argument(
+        '--slurm',
+        nargs='+',
+        action=DictAction,
+        default={},
+        help='submitit parameters of each worker job, e.g. '
+        'slurm_partition=gpu gpus_per_node=1 cpus_per_task=8 '
+        'timeout_min=1440')
+    parser.add_argument(
+        '--join',
+        action='store_true',
+        help='start workers on the existing sweep --study in --storage '
+        '(no configs needed)')
+    parser.add_argument(
+        '--import-ledger',
+        metavar='JSON',
+        help='record the runs of an earlier tool\'s ledger as finished '
+        'trials of a new sweep (its configs, settings and seeds unless given)')
+    parser.add_argument('--out', help='the sweep\'s record (JSON)')
+    parser.add_argument('--markdown', help='markdown file of the tables')
+    parser.add_argument('--claims', help='markdown file of the claims')
+    parser.add_argument('--figure', help='PNG file of the comparison')
     parser.add_argument(
         '--report-only',
         action='store_true',
-        help='train nothing; with --tune, write the tables, claims and '
-        'figure of the configs whose runs --out (or the work directory) '
-        'already holds, leaving the others out; without, the tables and '
-        'figure of the results --out holds')
+        help='train nothing: write --markdown, --claims and --figure from '
+        'the existing --out')
     parser.add_argument(
-        '--claims',
-        help='with --tune: markdown file of the papers\' claims checked '
-        'against the tuned results')
+        '--check-docs',
+        action='store_true',
+        help='regenerate every committed benchmark file into a temporary '
+        'folder and fail on any difference')
     parser.add_argument(
-        '--domain',
-        choices=domains(),
-        help='the data and backbone of the demo configs (a file of '
-        'configs/_base_/domains/; default: the configs\' own, '
-        'synthetic_shapes); sets MMLML_DEMO_DOMAIN for every run')
+        '--force',
+        action='store_true',
+        help='replace existing output files (never an input)')
     args = parser.parse_args(argv)
-    outputs = ('out', 'markdown', 'figure', 'claims')
-    if args.claims and not args.tune:
-        parser.error('--claims needs --tune')
-    if args.report_only and not args.tune:
-        if not (args.out and osp.isfile(args.out)):
-            parser.error('--report-only without --tune needs --out, the '
-                         'JSON of an earlier benchmark')
-        outputs = ()  # rewritten from the JSON, as a tuned benchmark's
-    if args.lrs and min(args.lrs) <= 0:
-        parser.error('--lrs must be positive')
-    if args.max_doublings < 0:
-        parser.error('--max-doublings must be >= 0')
-    if args.tune and args.out and osp.exists(args.out) and not args.force:
-        # Continuing a tuned benchmark: its files are the tool's own.
-        check_tuned_json(args.out, parser)
-        outputs = ()
-    for option in outputs:
-        check_output(
-            getattr(args, option),
-            args.configs or (),
-            args.force,
-            option='--' + option)
-    if args.domain and args.work_dir == parser.get_default('work_dir'):
-        args.work_dir += f'_{args.domain}'
-    if not args.configs:
-        demo = osp.join(osp.dirname(TOOLS), 'configs', 'demo')
+    if args.check_docs or args.report_only:
+        return args
+    if args.workers < 0 or args.threads < 1 or args.gpus_per_trial < 1:
+        parser.error('--workers must be >= 0, --threads and '
+                     '--gpus-per-trial >= 1')
+    if args.join and (args.configs or args.import_ledger):
+        parser.error('--join works on an existing sweep: give no configs '
+                     'and no --import-ledger')
+    args.study = args.study or args.domain or 'benchmark'
+    args.storage = args.storage or osp.join('work_dirs', 'sweeps',
+                                            f'{args.study}.db')
+    args.work_dir = args.work_dir or osp.join('work_dirs', 'sweeps',
+                                              args.study)
+    if not args.configs and not args.join and not args.import_ledger:
+        demo = osp.join(ROOT, 'configs', 'demo')
         args.configs = sorted(
             osp.join(demo, f) for f in os.listdir(demo) if f.endswith('.py'))
     for config in args.configs:
         if not osp.isfile(config):
             parser.error(f'no config file {config}')
-    if args.jobs < 1 or args.threads < 1:
-        parser.error('--jobs and --threads must be positive')
     return args
 
 
@@ -261,75 +271,146 @@ def use_domain(domain: Optional[str]) -> None:
         subprocess.run(command, cwd=root, check=True)
 
 
-def check_tuned_json(path: str, parser) -> None:
-    """Refuse to continue from ``path`` unless a tuned benchmark wrote
-    it."""
-    try:
-        with open(path) as f:
-            data = json.load(f)
-    except (OSError, ValueError) as error:
-        parser.error(f'--out {path} exists and is not a JSON file of a tuned '
-                     f'benchmark to continue ({error}); choose another file '
-                     'or pass --force to replace it')
-    if not isinstance(data, dict) or 'runs' not in data or \
-            'tuning' not in data:
-        parser.error(f'--out {path} exists and is not the JSON of a tuned '
-                     'benchmark to continue; choose another file or pass '
-                     '--force to replace it')
+
+def check_outputs(args, inputs) -> None:
+    """Refuse outputs that are inputs (even with --force), that exist
+    (without --force), or that name one file twice."""
+    named = [(o, getattr(args, o)) for o in ('out', ) + REPORTS
+             if getattr(args, o)]
+    seen = {}
+    for option, path in named:
+        real = osp.realpath(path)
+        if real in seen:
+            raise SystemExit(f'[benchmark] --{option} and --{seen[real]} '
+                             f'name the same file {path}')
+        seen[real] = option
+        check_output(path, inputs, args.force, option='--' + option)
+
+
+def write_from_json(path: str, args) -> str:
+    """Write the reports of the record in ``path``."""
+    data = read_json(path, 'the record of a benchmark sweep (--out)',
+                     ('sweep', 'results', 'trials'))
+    outputs = {k: getattr(args, k) for k in REPORTS}
+    return write_reports(data['results'],
+                         report_args(data, out=path, **outputs))
+
+
+def definition(args, ledger: Optional[dict] = None) -> dict:
+    """The sweep's definition from the command line (and a ledger)."""
+    found = definition_from_ledger(args.import_ledger, ledger) \
+        if ledger is not None else {}
+    # What the command line names wins over the ledger, then the defaults.
+    for key, default in (('settings', ['single_positive']),
+                         ('modes', ['finetune']), ('seeds', [0, 1, 2])):
+        if getattr(args, key) is None:
+            setattr(args, key, found.get(key) or default)
+    rules = SearchRules(
+        lrs=tuple(found.get('lrs') or args.lrs),
+        lr_bounds=tuple(args.lr_bounds),
+        max_doublings=args.max_doublings,
+        seeds=tuple(args.seeds),
+        tune=found.get('tune', not args.no_tune))
+    return dict(
+        name=args.study,
+        configs=[repo_path(c) for c in args.configs] or found['configs'],
+        settings=args.settings,
+        modes=args.modes,
+        rules=rules.to_dict(),
+        domain=args.domain or found.get('domain'),
+        cfg_options=dict(args.cfg_options or found.get('cfg_options') or {}),
+        linear_lr=args.linear_lr,
+        baseline=args.baseline,
+        oracle=args.oracle,
+        prune=None if args.no_prune else dict(n_startup_trials=2, warmup=0.3),
+        trainer='tools/demo.py',
+        work_dir=repo_path(args.work_dir),
+        threads=args.threads,
+        gpus_per_trial=args.gpus_per_trial)
+
+
+def run(args) -> dict:
+    """Define or continue the sweep, run its workers, export and report."""
+    ledger = None
+    if args.import_ledger:
+        ledger = read_json(args.import_ledger,
+                           'a ledger of the earlier tools/benchmark.py',
+                           ('results', ))
+    inputs = [storage_path(args.storage), args.import_ledger] + args.configs
+    check_outputs(args, inputs)
+    sweep = Sweep(args.storage, args.study, must_exist=args.join)
+    if not args.join:
+        wanted = definition(args, ledger)
+        use_domain(wanted['domain'])
+        sweep.define(wanted)
+        if ledger is not None:
+            count = import_ledger(sweep, args.import_ledger, ledger)
+            print(f'[benchmark] {count} runs of {args.import_ledger} '
+                  f'recorded in {args.storage} (sweep {args.study})',
+                  file=sys.stderr)
+    if args.workers:
+        print(f'[benchmark] sweep {args.study} in {args.storage}: '
+              f'{args.workers} {args.executor} workers; each run logs to '
+              f'{osp.join(sweep.definition["work_dir"], "MODE", "SETTING", "POINT", "CONFIG", "seedN", "log.txt")}',
+              file=sys.stderr, flush=True)
+        handles = start_workers(
+            args.storage, args.study, args.workers, args.executor,
+            folder=osp.join(sweep.definition['work_dir'], 'submitit'),
+            slurm=args.slurm)
+        try:
+            wait_workers(handles)
+        except KeyboardInterrupt:
+            stop_workers(handles)
+            raise
+    state = sweep.advance() if args.workers else dict(errors=[])
+    data = None
+    if args.out:
+        data = export(sweep, args.storage, {
+            'out': args.out,
+            **{k: getattr(args, k)
+               for k in REPORTS}
+        })
+        write_json(args.out, data)
+        print('\n' + write_from_json(args.out, args))
+    if state['errors']:
+        raise SystemExit('[benchmark] failed:\n' + '\n'.join(state['errors']))
+    return data
+
+
+def write_json(path: str, data: dict) -> None:
+    import json
+    os.makedirs(osp.dirname(osp.abspath(path)), exist_ok=True)
+    tmp = path + '.tmp'
+    with open(tmp, 'w') as f:
+        json.dump(data, f, indent=1)
+        f.write('\n')
+    os.replace(tmp, path)
 
 
 def main(argv=None):
     args = parse_args(argv)
-    use_domain(args.domain)
-    if args.report_only and not args.tune:  # the tables of a fixed recipe
-        with open(args.out) as f:
-            recorded = json.load(f)
-        results = recorded['results']
-        args.seeds = sorted({
-            run['seed']
-            for by_setting in results.values()
-            for rows in by_setting.values()
-            for row in rows.values()
-            for run in row['runs']
-        })
-        # What the JSON holds, nothing more: no config is "not run yet".
-        args.modes = list(results)
-        args.settings = list(
-            dict.fromkeys(s for by_setting in results.values()
-                          for s in by_setting))
-        args.configs = list(
-            dict.fromkeys(name for by_setting in results.values()
-                          for rows in by_setting.values() for name in rows))
-        print('\n' + write_reports(results, args))
-        return results
-    if args.tune:
-        benchmark = TunedBenchmark(
-            args,
-            TOOLS,
-            on_results=lambda results: write_reports(results, args))
-    else:
-        benchmark = Benchmark(args, TOOLS)
-    results, minutes = benchmark.run_all()
-    print('\n' + write_reports(results, args))
-    if args.tune:
-        if benchmark.errors:
-            raise SystemExit('[benchmark] failed:\n' +
-                             '\n'.join(benchmark.errors))
-        return results
-    if args.out:
-        with open(args.out, 'w') as f:
-            json.dump(
-                dict(
-                    command=' '.join(['python'] + sys.argv),
-                    minutes=minutes,
-                    platform=platform.platform(),
-                    torch=torch.__version__,
-                    work_dir=osp.relpath(args.work_dir),
-                    results=relative_paths(results, args.work_dir,
-                                           osp.dirname(TOOLS))),
-                f,
-                indent=1)
-    return results
+    try:
+        if args.check_docs:
+            problems = docs_check.check_docs(ROOT)
+            for problem in problems:
+                print(f'[check-docs] {problem}', file=sys.stderr)
+            if problems:
+                raise SystemExit(1)
+            print('[check-docs] every benchmark file matches its record')
+            return None
+        if args.report_only:
+            if not args.out:
+                raise SystemExit('[benchmark] --report-only reads --out, the '
+                                 'record of a sweep: give it')
+            args.out, record = None, args.out
+            check_outputs(args, [record])
+            print(write_from_json(record, args))
+            return None
+        return run(args)
+    except (LedgerError, SweepError, StorageError, FileExistsError) as error:
+        raise SystemExit(f'[benchmark] {error}') from None
+    except ValueError as error:
+        raise SystemExit(f'[benchmark] {error}') from None
 
 
 if __name__ == '__main__':

@@ -28,13 +28,14 @@ import time
 sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 from mmengine.config import Config, DictAction  # noqa: E402
+from mmengine.dist import is_main_process  # noqa: E402
 from mmengine.hooks import Hook, LoggerHook  # noqa: E402
 from mmengine.runner import EpochBasedTrainLoop, Runner  # noqa: E402
 
 import mmlml  # noqa: E402,F401
-from mmlml.analysis.benchmark_results import COLUMNS  # noqa: E402
-from mmlml.analysis.benchmark_results import aggregate  # noqa: E402
-from mmlml.analysis.benchmark_results import summarise  # noqa: E402
+from mmlml.benchmark.results import COLUMNS  # noqa: E402
+from mmlml.benchmark.results import aggregate  # noqa: E402
+from mmlml.benchmark.results import summarise  # noqa: E402
 from mmlml.output_files import add_force_argument, check_output  # noqa: E402
 from mmlml.utils.progress_line import ProgressLine  # noqa: E402
 
@@ -78,11 +79,15 @@ def run(config: str,
         work_root: str,
         seed=None,
         cfg_options=None,
-        diagnostics: bool = False) -> dict:
+        diagnostics: bool = False,
+        extra_hooks=(),
+        launcher: str = 'none') -> dict:
     """Train one config (with the given training seed, else the config's),
     test its best checkpoint, return the summary. With ``diagnostics``, a
     ``MissingLabelDiagnosticsHook`` also reports how the last training epoch
-    scored the labels missing from the annotations."""
+    scored the labels missing from the annotations. ``extra_hooks`` are
+    added to the config's ``custom_hooks`` (the benchmark sweep's pruning
+    hook); ``launcher`` is MMEngine's (``'pytorch'`` under torchrun)."""
     cfg = Config.fromfile(config)
     if cfg_options:
         cfg.merge_from_dict(cfg_options)
@@ -91,10 +96,12 @@ def run(config: str,
     if seed is not None:
         cfg.randomness = dict(cfg.get('randomness') or {}, seed=seed)
         cfg.work_dir = osp.join(cfg.work_dir, f'seed{seed}')
+    cfg.launcher = launcher
+    hooks = list(extra_hooks)
     if diagnostics:
-        cfg.custom_hooks = list(cfg.get('custom_hooks') or []) + [
-            dict(type='MissingLabelDiagnosticsHook')
-        ]
+        hooks.append(dict(type='MissingLabelDiagnosticsHook'))
+    if hooks:
+        cfg.custom_hooks = list(cfg.get('custom_hooks') or []) + hooks
     start = time.time()
     runner = Runner.from_cfg(cfg)
     runner.register_hook(LogIntervalHook())
@@ -175,6 +182,18 @@ def main(argv=None):
         nargs='+',
         action=DictAction,
         help='override settings of every config')
+    parser.add_argument(
+        '--extra-hook',
+        action='append',
+        type=json.loads,
+        default=[],
+        help='a hook config as JSON, added to every config\'s custom_hooks '
+        '(the benchmark sweep adds its pruning hook so)')
+    parser.add_argument(
+        '--launcher',
+        choices=['none', 'pytorch', 'slurm', 'mpi'],
+        default='none',
+        help='job launcher (pytorch: under torchrun)')
     add_force_argument(parser)
     args = parser.parse_args(argv)
     check_output(args.out, args.configs, args.force)
@@ -202,7 +221,7 @@ def main(argv=None):
                            (f', seed {seed}' if seed is not None else ''))
             runs.append(
                 run(config, args.work_dir, seed, args.cfg_options,
-                    args.diagnostics))
+                    args.diagnostics, args.extra_hook, args.launcher))
             progress.done += 1
             print(f'\n[{name}] test metrics (best val checkpoint, '
                   f'seed {seed if seed is not None else "of the config"}, '
@@ -215,7 +234,7 @@ def main(argv=None):
     if len(results) > 1 or args.seeds and len(args.seeds) > 1:
         baseline = args.baseline if args.baseline in results else None
         print('\n' + format_table(results, baseline))
-    if args.out:
+    if args.out and is_main_process():
         with open(args.out, 'w') as f:
             json.dump(results, f, indent=2)
     return results

@@ -1,15 +1,8 @@
 """Analysis tools: the gradients of losses with respect to the logits
 (:mod:`.loss_gradients`), how a trained model scores the missing labels
-(:mod:`.missing_label_scores`, from the scores of :mod:`.model_scores`)
-and the benchmark of ``tools/benchmark.py``: its runs
-(:mod:`.benchmark`, with :mod:`.tuned_benchmark`, the tuning search of
-:mod:`.benchmark_tuning` and the worker threads of :mod:`.run_pool`), the
-summaries of its runs (:mod:`.benchmark_results`), its tables and figure
-(:mod:`.benchmark_report`) and the papers' claims checked on them
-(:mod:`.paper_claims`). The runs and the reports are imported by name
-(``from mmlml.analysis.benchmark import Benchmark``), not with the
-package."""
-from . import benchmark_results, missing_label_scores, model_scores
+(:mod:`.missing_label_scores`, from the scores of :mod:`.model_scores`).
+The benchmark sweep is :mod:`mmlml.benchmark`."""
+from . import missing_label_scores, model_scores
 from .loss_gradients import (PRESETS, TARGET_KINDS, CurveSpec, EvalSettings,
                              GradientCurve, build_loss, compute_curves,
                              gradient_coupling, is_epoch_dependent,
@@ -22,5 +15,5 @@ __all__ = [
     'registered_losses', 'build_loss', 'is_epoch_dependent',
     'uses_tri_state_targets', 'training_progress', 'probability_grid',
     'gradient_coupling', 'loss_gradient', 'compute_curves', 'preset_curves',
-    'benchmark_results', 'missing_label_scores', 'model_scores'
+    'missing_label_scores', 'model_scores'
 ]

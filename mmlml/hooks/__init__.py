@@ -4,7 +4,8 @@ initialises a learnable label estimator (ROLE); and the two that keep a run
 honest: epoch-dependent losses following an iteration-based loop
 (``TrainingProgressHook``) and no resuming from another run's checkpoint
 (``ResumeCheckHook``); and the check of settings that disagree with each
-other (``TrainingSetupCheckHook``)."""
+other (``TrainingSetupCheckHook``); and the one that prunes a benchmark
+sweep's trials (``OptunaPruningHook``)."""
 from .apl_hook import APLHook
 from .class_ap_correction_hook import ClassAPCorrectionHook
 from .class_prior_hook import ClassPriorHook
@@ -13,6 +14,7 @@ from .label_estimator_hook import LabelEstimatorHook
 from .label_store_hook import LabelStoreHook
 from .large_loss_correction_hook import LargeLossCorrectionHook
 from .missing_label_diagnostics_hook import MissingLabelDiagnosticsHook
+from .optuna_pruning_hook import OptunaPruningHook
 from .resume_check_hook import ResumeCheckHook
 from .training_progress_hook import TrainingProgressHook
 from .training_setup_check_hook import TrainingSetupCheckHook
@@ -20,7 +22,7 @@ from .vl_pseudo_label_hook import VLPseudoLabelHook
 
 __all__ = [
     'APLHook', 'LabelEstimatorHook', 'LabelStoreHook',
-    'MissingLabelDiagnosticsHook', 'ClassAPCorrectionHook', 'ClassPriorHook',
+    'MissingLabelDiagnosticsHook', 'OptunaPruningHook', 'ClassAPCorrectionHook', 'ClassPriorHook',
     'EpochScoresHook', 'LargeLossCorrectionHook', 'ResumeCheckHook',
     'TrainingProgressHook', 'TrainingSetupCheckHook', 'VLPseudoLabelHook'
 ]

@@ -1,16 +1,45 @@
-"""The reports of a benchmark (``tools/benchmark.py``): the markdown
-tables of every mode and setting, the figure and the papers' claims
-(:mod:`.paper_claims`), from the results of :mod:`.benchmark` or
-:mod:`.tuned_benchmark`. Matplotlib is imported by :func:`plot` only."""
+"""The reports of a benchmark sweep: the markdown tables of every mode
+and setting, the figure and the papers' claims (:mod:`.paper_claims`),
+written from the sweep's exported JSON alone (:func:`.record.export`):
+:func:`report_args` reads what they need from it. Matplotlib is imported
+by :func:`plot` only."""
 import os
 import os.path as osp
+import types
 
-from .benchmark import SETTING_TITLES
-from .benchmark_results import markdown_table
-from .benchmark_tuning import tuned_table
 from .paper_claims import claims_markdown
+from .results import markdown_table
+from .search import SearchRules, tuned_table
+from .settings import SETTING_TITLES
 
-__all__ = ['report', 'plot', 'write_reports', 'claims_report']
+__all__ = [
+    'report_args', 'report', 'plot', 'write_reports', 'claims_report'
+]
+
+
+def report_args(data: dict, **outputs) -> types.SimpleNamespace:
+    """What the reports of an exported sweep need: its configs, modes,
+    settings, seeds, whether it tuned, the two ends of the gap, its
+    domain, and the files to write (``outputs`` replace the ones the JSON
+    names: ``markdown``, ``claims``, ``figure``, ``out``)."""
+    sweep = data['sweep']
+    rules = SearchRules.from_dict(sweep['rules'])
+    files = dict(data.get('reports', {}))
+    files.update(outputs)
+    return types.SimpleNamespace(
+        configs=sweep['configs'],
+        modes=sweep['modes'],
+        settings=sweep['settings'],
+        seeds=list(rules.seeds),
+        tune=rules.tune,
+        baseline=sweep.get('baseline', 'an'),
+        oracle=sweep.get('oracle', 'full_labels'),
+        domain=sweep.get('domain'),
+        trials=data.get('trials', []),
+        out=files.get('out'),
+        markdown=files.get('markdown'),
+        claims=files.get('claims'),
+        figure=files.get('figure'))
 
 
 def _seeds(seeds) -> str:
@@ -50,14 +79,11 @@ def report(results: dict, args) -> str:
                                 if name not in rows)
             if missing:
                 parts.append(f'Not run yet: {missing}.\n')
-    runs = [
-        run for by_setting in results.values() for rows in by_setting.values()
-        for row in rows.values()
-        for run in (row['tuning']['grid'] +
-                    row['runs'][1:] if 'tuning' in row else row['runs'])
-    ]
-    parts.append(f'{len(runs)} training runs, '
-                 f'{sum(run.get("minutes", 0) for run in runs):.0f} minutes '
+    trials = args.trials
+    pruned = sum(t.get('state') == 'pruned' for t in trials)
+    parts.append(f'{len(trials)} training runs' +
+                 (f' ({pruned} of them pruned)' if pruned else '') +
+                 f', {sum(t.get("minutes", 0) for t in trials):.0f} minutes '
                  'of training in all.')
     return '\n'.join(parts)
 

@@ -1,0 +1,244 @@
+"""A sweep's record as a JSON file, and the run ledgers of the earlier
+benchmark tool read into a sweep.
+
+:func:`export` writes what the docs are made of: the sweep's definition
+and the command that reproduces it, each (mode, setting, config)'s row
+(the chosen point, its search, its seeds' runs and their mean ± std),
+every finished trial, the training minutes and what pruning saved. The
+tables, claims and figures (:mod:`.report`) are written from that JSON
+alone; the storage is not needed to read it.
+
+:func:`import_ledger` turns a ledger (the ``--out`` JSON of the earlier
+``tools/benchmark.py``: every run under ``runs``, or a fixed recipe's
+rows under ``results``) into completed trials, so that nothing measured
+is trained again.
+"""
+import json
+import os.path as osp
+import shlex
+from typing import Optional
+
+from .results import aggregate
+from .search import EPOCHS_KEY, LR_KEY, SearchRules, summarise_tuning
+from .sweep import Group, Sweep, SweepError, repo_path
+
+__all__ = [
+    'LedgerError', 'read_json', 'reproducer', 'export', 'import_ledger',
+    'definition_from_ledger'
+]
+
+#: A run's fields that describe the worker, not the run: left out.
+_TRANSIENT = ('heartbeat', 'worker', 'state', 'retry of')
+
+
+class LedgerError(ValueError):
+    """A JSON file that is not the record this tool expects."""
+
+
+def read_json(path: str, what: str, keys=()) -> dict:
+    """The JSON object in ``path`` with the top-level ``keys``; one clear
+    error otherwise."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise LedgerError(f'{path}: no such file ({what})') from None
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise LedgerError(f'{path}: not a JSON file ({what}): '
+                          f'{str(error).splitlines()[0]}') from None
+    missing = [k for k in keys if not isinstance(data, dict) or k not in data]
+    if missing:
+        raise LedgerError(f'{path}: not {what} (no {", ".join(missing)})')
+    return data
+
+
+def _clean(run: dict) -> dict:
+    return {k: v for k, v in run.items() if k not in _TRANSIENT}
+
+
+def reproducer(definition: dict, storage: str, reports: dict) -> str:
+    """The command that makes this sweep and writes these reports."""
+    rules = SearchRules.from_dict(definition['rules'])
+    parts = ['python', 'tools/benchmark.py'] + list(definition['configs'])
+    parts += ['--settings'] + definition['settings']
+    if definition['modes'] != ['finetune']:
+        parts += ['--modes'] + definition['modes']
+    parts += ['--seeds'] + [str(s) for s in rules.seeds]
+    if not rules.tune:
+        parts.append('--no-tune')
+    elif rules != SearchRules(seeds=rules.seeds):
+        parts += ['--lrs'] + [f'{v:g}' for v in rules.lrs]
+        parts += ['--lr-bounds'] + [f'{v:g}' for v in rules.lr_bounds]
+        parts += ['--max-doublings', str(rules.max_doublings)]
+    if definition.get('domain'):
+        parts += ['--domain', definition['domain']]
+    if definition.get('cfg_options'):
+        parts += ['--cfg-options'] + [
+            f'{k}={v}' for k, v in definition['cfg_options'].items()
+        ]
+    if not definition.get('prune'):
+        parts.append('--no-prune')
+    parts += ['--storage', storage, '--study', definition['name']]
+    parts += ['--work-dir', definition['work_dir']]
+    for key in ('out', 'markdown', 'claims', 'figure'):
+        if reports.get(key):
+            parts += [f'--{key}', reports[key]]
+    return ' '.join(shlex.quote(p) for p in parts)
+
+
+def _row(sweep: Sweep, group: Group) -> Optional[dict]:
+    """A finished group's row, or None."""
+    current = sweep.plan(group)
+    if not current.done:
+        return None
+    runs = [_clean(run) for run in current.runs]
+    if not sweep.rules.tune:
+        return aggregate(runs)
+    facts = sweep.config_facts(group)
+    own = {EPOCHS_KEY: facts['epochs'], LR_KEY: facts['lr']}
+    if facts['hyperparameter'] is not None:
+        own[facts['hyperparameter'][0]] = facts['hyperparameter'][1][0]
+    tuned = dict(
+        grid=[_clean(run) for run in current.grid],
+        chosen=current.chosen,
+        runs=runs)
+    return summarise_tuning(tuned, own)
+
+
+def export(sweep: Sweep, storage: str, reports: dict) -> dict:
+    """The sweep's record (see the module docstring). ``storage`` is how
+    the reproducer names the storage; ``reports`` the files it writes
+    (``out``, ``markdown``, ``claims``, ``figure``)."""
+    from optuna.trial import TrialState
+    definition = sweep.definition
+    results, trials = {}, []
+    for group in sweep.groups():
+        row = _row(sweep, group)
+        if row is not None:
+            results.setdefault(group.mode, {}).setdefault(group.setting,
+                                                          {})[group.name] = row
+        for trial in sweep.trials(group,
+                                  (TrialState.COMPLETE, TrialState.PRUNED)):
+            run = _clean(trial.user_attrs)
+            run['state'] = trial.state.name.lower()
+            if trial.intermediate_values:
+                run['val mAP per epoch'] = {
+                    str(k): v
+                    for k, v in sorted(trial.intermediate_values.items())
+                }
+            trials.append(run)
+    trials.sort(key=lambda run: run['run'])
+    pruned = [t for t in trials if t['state'] == 'pruned']
+    # A pruned run's minutes to its end, at the pace it trained.
+    to_end = sum(t['minutes'] * t['epochs'] / max(t['epochs trained'], 1)
+                 for t in pruned)
+    return dict(
+        command=reproducer(definition, storage, reports),
+        sweep={k: v
+               for k, v in definition.items() if k != 'name'},
+        study=definition['name'],
+        reports={k: v
+                 for k, v in reports.items() if v},
+        training_minutes=sum(t.get('minutes', 0) for t in trials),
+        pruning=dict(
+            trials=len(pruned),
+            minutes=sum(t['minutes'] for t in pruned),
+            minutes_to_the_end=to_end),
+        results=results,
+        trials=trials)
+
+
+def definition_from_ledger(path: str, ledger: dict) -> dict:
+    """A sweep definition for an earlier tool's ledger: its configs,
+    settings and modes (from its rows and runs), its seeds, learning
+    rates, domain and ``--cfg-options``."""
+    runs = list(ledger.get('runs', {}).values()) + [
+        t for t in ledger.get('trials', []) if t.get('state') == 'complete'
+    ]
+    rows = [
+        (mode, setting, name, row)
+        for mode, by_setting in ledger['results'].items()
+        for setting, by_name in by_setting.items()
+        for name, row in by_name.items()
+    ]
+    for _, _, _, row in rows:
+        runs += row['runs']
+    configs = []
+    for run in runs:
+        if 'config' not in run:
+            raise LedgerError(f'{path}: a run names no config')
+        config = repo_path(run['config'])
+        if config not in configs:
+            configs.append(config)
+    tuning = dict(ledger.get('tuning') or {})
+    if 'sweep' in ledger:  # a sweep's own record
+        rules = ledger['sweep']['rules']
+        tuning.update(seeds=rules['seeds'], lrs=rules['lrs'],
+                      domain=ledger['sweep'].get('domain'))
+    seeds = sorted({run['seed'] for run in runs})
+    words = shlex.split(ledger.get('command', ''))
+    options = dict((ledger.get('sweep') or {}).get('cfg_options') or {})
+    if '--cfg-options' in words:
+        for word in words[words.index('--cfg-options') + 1:]:
+            if word.startswith('--'):
+                break
+            key, value = word.split('=', 1)
+            options[key] = value
+    return dict(
+        configs=configs,
+        settings=list(
+            dict.fromkeys(setting for _, setting, _, _ in rows)),
+        modes=list(dict.fromkeys(mode for mode, _, _, _ in rows)),
+        seeds=tuning.get('seeds', seeds),
+        lrs=tuning.get('lrs'),
+        tune=ledger['sweep']['rules']['tune'] if 'sweep' in ledger else
+        'runs' in ledger,
+        domain=tuning.get('domain'),
+        cfg_options=options)
+
+
+def import_ledger(sweep: Sweep, path: str, ledger: dict) -> int:
+    """Record every run of the ledger as a completed trial of ``sweep``
+    (defined already); returns how many. A sweep that holds trials
+    already is refused: a ledger is imported once, into a new sweep."""
+    from optuna.trial import TrialState
+    if any(sweep.trials(group) for group in sweep.groups()):
+        raise SweepError(f'{sweep.spec}: sweep {sweep.name!r} holds trials '
+                         'already; import a ledger into a new --study')
+    if 'trials' in ledger:  # a sweep's own record (export)
+        runs = [t for t in ledger['trials'] if t.get('state') == 'complete']
+    elif 'runs' in ledger:
+        runs = list(ledger['runs'].values())
+    else:  # a fixed recipe: its rows' runs
+        runs = [
+            run for by_setting in ledger['results'].values()
+            for by_name in by_setting.values() for row in by_name.values()
+            for run in row['runs']
+        ]
+    groups = {(g.mode, g.setting, g.config): g for g in sweep.groups()}
+    count = 0
+    for run in runs:
+        key = (run['mode'], run['setting'], repo_path(run['config']))
+        if key not in groups:
+            raise LedgerError(f'{path}: a run of {key} is outside the sweep')
+        group = groups[key]
+        point = run.get('point')
+        if point is None:  # a fixed recipe: the config's own point
+            facts = sweep.config_facts(group)
+            point = {EPOCHS_KEY: facts['epochs'], LR_KEY: facts['lr']}
+        summary = {
+            k: v
+            for k, v in run.items() if k not in ('point', 'seed', 'cached')
+        }
+        summary['config'] = group.config
+        summary['epochs trained'] = summary.get('epochs')
+        summary['imported from'] = osp.basename(path)
+        sweep.add_trial(
+            group,
+            point,
+            run['seed'],
+            state=TrialState.COMPLETE,
+            value=run['val mAP'] if run.get('val mAP') is not None else 0.0,
+            summary=summary)
+        count += 1
+    return count

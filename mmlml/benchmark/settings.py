@@ -1,0 +1,87 @@
+"""What a benchmark run is given besides its config: the partial-label
+settings (the training and validation labels), the training modes, and
+the ``--cfg-options`` that put a config in a setting and a mode.
+"""
+import os.path as osp
+
+from mmengine.config import Config
+
+__all__ = [
+    'SETTINGS', 'SETTING_TITLES', 'MODES', 'dataset_modes', 'setting_options',
+    'mode_options', 'format_options'
+]
+
+SETTINGS = {
+    'single_positive': dict(mode='single_positive'),
+    'r0.5': dict(mode='ratio', ratio=0.5),
+    'r0.8': dict(mode='ratio', ratio=0.8),
+}
+
+SETTING_TITLES = {
+    'single_positive': 'Single positive label per image',
+    'r0.5': 'Missing ratio r = 0.5',
+    'r0.8': 'Missing ratio r = 0.8',
+}
+
+MODES = ('finetune', 'linear')
+
+
+def dataset_modes(config: str) -> tuple:
+    """The ``mode`` of the training and validation PartialLabelDatasets of
+    ``config``, and its ``first_stage`` (None for a one-stage method)."""
+    cfg = Config.fromfile(config)
+    train = cfg.train_dataloader.dataset
+    val = cfg.val_dataloader.dataset
+    for dataset, split in ((train, 'train'), (val, 'val')):
+        if dataset.get('type') != 'PartialLabelDataset':
+            raise ValueError(
+                f'{config}: the benchmark changes the labels of the '
+                f'{split} set, which must be a PartialLabelDataset, not '
+                f'{dataset.get("type")}.')
+    first_stage = cfg.get('first_stage')
+    if train.mode == 'file' and first_stage is None:
+        raise ValueError(
+            f"{config} trains on a label file (mode='file') but names no "
+            "`first_stage = dict(config=..., thr=...)` to make it from.")
+    if first_stage is not None:
+        first_stage = dict(first_stage)
+        first_stage['config'] = osp.normpath(
+            osp.join(osp.dirname(config), first_stage['config']))
+    return train.mode, val.mode, first_stage
+
+
+def setting_options(setting: str, train_mode: str) -> dict:
+    """The ``--cfg-options`` that put a config in ``setting``: the
+    validation split's labels always (they count where it validates on
+    its observed labels, ``val_labels='observed'``; the demo configs
+    validate on the full ones), the training labels unless they are the
+    full labels (the oracle) or a label file (a second stage)."""
+    options = {}
+    targets = ['val_dataloader.dataset']
+    if train_mode not in ('full', 'file'):
+        targets.append('train_dataloader.dataset')
+    for target in targets:
+        for key, value in SETTINGS[setting].items():
+            options[f'{target}.{key}'] = value
+        if 'ratio' not in SETTINGS[setting]:
+            options[f'{target}.ratio'] = None
+    return options
+
+
+def mode_options(mode: str, linear_lr: float) -> dict:
+    """The ``--cfg-options`` of a training mode."""
+    if mode == 'linear':
+        return {
+            'model.backbone.frozen_stages': 4,
+            'model.backbone.norm_eval': True,
+            'optim_wrapper.optimizer.lr': linear_lr,
+        }
+    return {}
+
+
+def format_options(options: dict) -> list:
+    """``options`` as the ``KEY=VALUE`` arguments of ``--cfg-options``."""
+    args = []
+    for key, value in options.items():
+        args.append(f'{key}={"None" if value is None else value}')
+    return args

@@ -1,0 +1,443 @@
+"""A benchmark sweep kept in an Optuna storage: its definition, one study
+per (mode, setting, config), one trial per training run.
+
+The storage is the sweep's only record. Its definition (the configs,
+settings, modes, search rules, domain and overrides) is the user
+attribute ``definition`` of the study named after the sweep; each
+(mode, setting, config) is the study ``SWEEP:MODE:SETTING:CONFIG``; each
+training run (a point of the search and a seed) is a trial whose user
+attributes hold its ``point``, ``seed``, ``run`` (its folder under the
+work directory) and, once it finished, its summary (test metrics,
+``val mAP``, ``best epoch``, ``epochs``, ``minutes``, ``best checkpoint``).
+
+Trials are queued (``WAITING``) by :meth:`Sweep.advance`, which asks
+:func:`~mmlml.benchmark.search.plan` what each study still needs, and
+taken by workers with :meth:`Sweep.pop` (Optuna's atomic ``WAITING`` ->
+``RUNNING``). A worker records a trial's summary and its final state in
+one call; a trial whose worker stops sending heartbeats is failed and
+queued again (:meth:`Sweep.fail_stale`), so a killed worker never leaves
+a half-recorded result. Any number of workers, on any machines that
+reach the storage, can work on one sweep at once.
+"""
+import contextlib
+import json
+import os
+import os.path as osp
+import time
+from typing import Dict, Iterator, List, NamedTuple, Optional
+
+from mmengine.config import Config
+
+from mmlml.utils.optuna_storage import open_storage, storage_path
+from .search import (EPOCHS_KEY, LR_KEY, Plan, SearchRules,
+                     key_hyperparameter, plan, point_key, point_name)
+from .settings import dataset_modes
+
+__all__ = ['SweepError', 'Group', 'Sweep', 'run_id', 'REPO_ROOT']
+
+#: The repository: config paths in a definition are relative to it.
+REPO_ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+
+#: What a trial's failure was: a lost worker (queued again) or a duplicate
+#: of a run another worker took (dropped); any other failure is the run's.
+LOST, DUPLICATE = 'worker lost', 'duplicate'
+
+
+class SweepError(ValueError):
+    """A sweep that cannot be created, continued or read."""
+
+
+class Group(NamedTuple):
+    """A (mode, setting, config) of a sweep: one study."""
+    mode: str
+    setting: str
+    config: str  # relative to the repository when inside it
+    first_stage: Optional[str]  # the first stage's config, if any
+
+    @property
+    def name(self) -> str:
+        return osp.splitext(osp.basename(self.config))[0]
+
+
+def run_id(mode: str, setting: str, point: dict, name: str,
+           seed: int) -> str:
+    """A run's folder under the work directory,
+    ``MODE/SETTING/POINT/CONFIG/seedN``."""
+    return '/'.join([mode, setting, point_name(point), name, f'seed{seed}'])
+
+
+def repo_path(path: str) -> str:
+    """``path`` relative to the repository when it is inside it."""
+    relative = osp.relpath(osp.abspath(path), REPO_ROOT)
+    return path if relative.startswith('..') else relative
+
+
+def abs_path(path: str) -> str:
+    return path if osp.isabs(path) else osp.join(REPO_ROOT, path)
+
+
+class Sweep:
+    """A sweep in an Optuna storage (see the module docstring).
+
+    Args:
+        storage (str): The storage (:func:`~mmlml.utils.optuna_storage.open_storage`).
+        name (str): The sweep's name (its definition study).
+        must_exist (bool): Refuse a storage or sweep that does not exist.
+    """
+
+    def __init__(self, storage: str, name: str, must_exist: bool = True):
+        import optuna
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        self.spec = storage
+        self.name = name
+        self.storage = open_storage(storage, must_exist=must_exist)
+        self._studies: Dict[str, object] = {}
+        self._configs: Dict[tuple, dict] = {}
+        self._definition = None
+        if must_exist:
+            self.definition  # noqa: B018 (refuse a storage without it)
+
+    # The definition ------------------------------------------------------
+
+    @property
+    def definition(self) -> dict:
+        if self._definition is None:
+            try:
+                study_id = self.storage.get_study_id_from_name(self.name)
+            except KeyError:
+                names = [s.study_name for s in self.storage.get_all_studies()
+                         if ':' not in s.study_name]
+                raise SweepError(
+                    f'{self.spec}: no sweep named {self.name!r} (it holds '
+                    f'{names or "none"}); pass --study with one of them'
+                ) from None
+            definition = self.storage.get_study_user_attrs(study_id).get(
+                'definition')
+            if not isinstance(definition, dict) or 'configs' not in \
+                    definition:
+                raise SweepError(f'{self.spec}: study {self.name!r} is not '
+                                 'a benchmark sweep (no definition)')
+            self._definition = definition
+            if definition.get('domain'):
+                os.environ['MMLML_DEMO_DOMAIN'] = definition['domain']
+        return self._definition
+
+    @property
+    def rules(self) -> SearchRules:
+        return SearchRules.from_dict(self.definition['rules'])
+
+    def define(self, definition: dict) -> None:
+        """Record ``definition``; an existing sweep of this name may only
+        grow (more configs, settings or modes) under the same rules,
+        domain and overrides."""
+        import optuna
+        definition = json.loads(json.dumps(definition))
+        try:
+            study_id = self.storage.get_study_id_from_name(self.name)
+        except KeyError:
+            study_id = self.storage.create_new_study(
+                [optuna.study.StudyDirection.MAXIMIZE], self.name)
+            self.storage.set_study_user_attr(study_id, 'definition',
+                                             definition)
+            self._definition = None
+            self.definition  # noqa: B018 (set the domain)
+            return
+        old = self.definition
+        fixed = [
+            k for k in ('rules', 'domain', 'cfg_options', 'linear_lr',
+                        'prune', 'trainer', 'work_dir')
+            if old.get(k) != definition.get(k)
+        ]
+        if fixed:
+            raise SweepError(
+                f'{self.spec}: sweep {self.name!r} exists with other '
+                f'{", ".join(fixed)} ({", ".join(f"{k}={old.get(k)!r}" for k in fixed)}); '
+                'continue it with the same ones or name a new --study')
+        grown = dict(old)
+        for key in ('configs', 'settings', 'modes'):
+            grown[key] = list(dict.fromkeys(old[key] + definition[key]))
+        if grown != old:
+            self.storage.set_study_user_attr(study_id, 'definition', grown)
+            self._definition = grown
+
+    # Groups and their trials ---------------------------------------------
+
+    def groups(self) -> List[Group]:
+        """Every (mode, setting, config), first stages before the configs
+        that need them."""
+        definition = self.definition
+        configs = list(definition['configs'])
+        firsts = {}
+        for config in list(configs):
+            first = dataset_modes(abs_path(config))[2]
+            if first is not None:
+                firsts[config] = repo_path(first['config'])
+                if firsts[config] not in configs:
+                    configs.insert(0, firsts[config])
+        configs.sort(key=lambda c: c not in firsts.values())
+        return [
+            Group(mode, setting, config, firsts.get(config))
+            for mode in definition['modes']
+            for setting in definition['settings'] for config in configs
+        ]
+
+    def group(self, mode: str, setting: str, name: str) -> Group:
+        for group in self.groups():
+            if (group.mode, group.setting, group.name) == (mode, setting,
+                                                           name):
+                return group
+        raise SweepError(f'sweep {self.name!r} has no {mode} {setting} '
+                         f'{name}')
+
+    def study_name(self, group: Group) -> str:
+        return f'{self.name}:{group.mode}:{group.setting}:{group.name}'
+
+    def study(self, group: Group):
+        import optuna
+        name = self.study_name(group)
+        if name not in self._studies:
+            self._studies[name] = optuna.create_study(
+                study_name=name,
+                storage=self.storage,
+                direction='maximize',
+                load_if_exists=True)
+        return self._studies[name]
+
+    def config_facts(self, group: Group) -> dict:
+        """The config's own epochs and learning rate and its key
+        hyperparameter, with the sweep's overrides."""
+        key = (group.config, )
+        if key not in self._configs:
+            cfg = Config.fromfile(abs_path(group.config))
+            cfg.merge_from_dict(self.definition.get('cfg_options') or {})
+            self._configs[key] = dict(
+                epochs=cfg.train_cfg.max_epochs,
+                lr=cfg.optim_wrapper.optimizer.lr,
+                hyperparameter=key_hyperparameter(cfg, group.config))
+        return self._configs[key]
+
+    def trials(self, group: Group, states=None) -> list:
+        return self.study(group).get_trials(deepcopy=False, states=states)
+
+    def records(self, group: Group) -> List[dict]:
+        """The group's runs as :func:`plan` reads them, in trial order."""
+        from optuna.trial import TrialState
+        states = {
+            TrialState.COMPLETE: 'complete',
+            TrialState.PRUNED: 'pruned',
+            TrialState.WAITING: 'pending',
+            TrialState.RUNNING: 'pending'
+        }
+        records = []
+        for trial in self.trials(group):
+            if trial.state not in states or 'point' not in trial.user_attrs:
+                continue
+            record = dict(trial.user_attrs)
+            record['state'] = states[trial.state]
+            if trial.state == TrialState.COMPLETE:
+                record['val mAP'] = trial.value
+            records.append(record)
+        return records
+
+    def failures(self, group: Group) -> List[str]:
+        """The errors of the group's runs that failed on their own (not a
+        lost worker, not a duplicate)."""
+        from optuna.trial import TrialState
+        return [
+            f'{trial.user_attrs.get("run")}: '
+            f'{trial.user_attrs.get("failure", "failed")}'
+            for trial in self.trials(group, (TrialState.FAIL, ))
+            if trial.user_attrs.get('failure') not in (LOST, DUPLICATE)
+        ]
+
+    def plan(self, group: Group) -> Plan:
+        facts = self.config_facts(group)
+        return plan(
+            self.records(group), self.rules, facts['epochs'], facts['lr'],
+            facts['hyperparameter'])
+
+    def add_trial(self, group: Group, point: dict, seed: int, state=None,
+                  value: Optional[float] = None,
+                  summary: Optional[dict] = None,
+                  intermediate: Optional[dict] = None) -> None:
+        """Record a run (``WAITING`` by default: queued)."""
+        import optuna
+        state = state or optuna.trial.TrialState.WAITING
+        attrs = dict(summary or {})
+        attrs.update(
+            point=dict(point),
+            seed=seed,
+            run=run_id(group.mode, group.setting, point, group.name, seed))
+        self.study(group).add_trial(
+            optuna.trial.create_trial(
+                state=state,
+                value=value,
+                user_attrs=json.loads(json.dumps(attrs)),
+                intermediate_values=intermediate or {}))
+
+    # What workers do -----------------------------------------------------
+
+    @contextlib.contextmanager
+    def _lock(self) -> Iterator[None]:
+        """One process at a time queues trials (a file lock beside a local
+        storage; with a database server, duplicates are dropped when they
+        are taken instead)."""
+        path = storage_path(self.spec)
+        if path is None:
+            yield
+            return
+        import fcntl
+        with open(path + '.lock', 'a') as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    def advance(self) -> dict:
+        """Queue every run the rules need now; returns ``{'queued': n,
+        'errors': [...], 'done': bool}`` (done: every group finished or
+        failed, nothing queued or running)."""
+        queued, errors, busy = 0, [], False
+        with self._lock():
+            done_groups = {}
+            for group in self.groups():
+                failures = self.failures(group)
+                if failures:
+                    errors.append(f'{group.mode} {group.setting} '
+                                  f'{group.config}: {failures[0]}')
+                    done_groups[group] = None
+                    continue
+                if group.first_stage is not None:
+                    first = Group(group.mode, group.setting,
+                                  group.first_stage, None)
+                    first_plan = done_groups.get(first)
+                    if first_plan is None or not first_plan.done:
+                        busy = busy or first_plan is not None
+                        if first_plan is None and first in done_groups:
+                            errors.append(
+                                f'{group.mode} {group.setting} '
+                                f'{group.config}: its first stage '
+                                f'{group.first_stage} failed')
+                        continue
+                current = self.plan(group)
+                done_groups[group] = current
+                for point, seed in current.needed:
+                    self.add_trial(group, point, seed)
+                    queued += 1
+                busy = busy or current.waiting or bool(current.needed)
+        return dict(queued=queued, errors=errors, done=not busy)
+
+    def pop(self, worker: str = '') -> Optional[tuple]:
+        """Take a queued trial: ``(group, trial_id, user_attrs)``, or None
+        when none is queued. A queued copy of a run that another trial
+        already holds is dropped."""
+        import optuna
+        from optuna.trial import TrialState
+        for group in self.groups():
+            trials = self.trials(group)
+            held = {
+                t.user_attrs.get('run')
+                for t in trials
+                if t.state in (TrialState.RUNNING, TrialState.COMPLETE,
+                               TrialState.PRUNED)
+            }
+            for trial in trials:
+                if trial.state != TrialState.WAITING:
+                    continue
+                try:
+                    if not self.storage.set_trial_state_values(
+                            trial._trial_id, TrialState.RUNNING):
+                        continue
+                except optuna.exceptions.UpdateFinishedTrialError:
+                    continue
+                if trial.user_attrs.get('run') in held:
+                    self.finish(trial._trial_id, 'fail', failure=DUPLICATE)
+                    continue
+                self.heartbeat(trial._trial_id, worker)
+                return group, trial._trial_id, dict(trial.user_attrs)
+        return None
+
+    def heartbeat(self, trial_id: int, worker: str = '') -> None:
+        self.storage.set_trial_user_attr(trial_id, 'heartbeat', time.time())
+        if worker:
+            self.storage.set_trial_user_attr(trial_id, 'worker', worker)
+
+    def finish(self,
+               trial_id: int,
+               state: str,
+               value: Optional[float] = None,
+               **attrs) -> None:
+        """Record a taken trial's summary, then its final state
+        (``'complete'``, ``'pruned'`` or ``'fail'``)."""
+        from optuna.trial import TrialState
+        for key, item in json.loads(json.dumps(attrs)).items():
+            self.storage.set_trial_user_attr(trial_id, key, item)
+        final = dict(
+            complete=TrialState.COMPLETE,
+            pruned=TrialState.PRUNED,
+            fail=TrialState.FAIL)[state]
+        self.storage.set_trial_state_values(
+            trial_id, final, [value] if state == 'complete' else None)
+
+    def requeue(self, group: Group, attrs: dict) -> None:
+        """Queue a run again (its trial was lost)."""
+        self.add_trial(
+            group,
+            attrs['point'],
+            attrs['seed'],
+            summary={'retry of': attrs.get('run')})
+
+    def fail_stale(self, grace: float) -> int:
+        """Fail the running trials without a heartbeat for ``grace``
+        seconds (their worker died) and queue each run again; returns how
+        many."""
+        import optuna
+        from optuna.trial import TrialState
+        now, count = time.time(), 0
+        for group in self.groups():
+            for trial in self.trials(group, (TrialState.RUNNING, )):
+                beat = trial.user_attrs.get('heartbeat')
+                if beat is None and trial.datetime_start is not None:
+                    beat = trial.datetime_start.timestamp()
+                if beat is None or now - beat < grace:
+                    continue
+                try:
+                    changed = self.storage.set_trial_state_values(
+                        trial._trial_id, TrialState.FAIL)
+                except optuna.exceptions.UpdateFinishedTrialError:
+                    continue
+                if changed:
+                    self.storage.set_trial_user_attr(trial._trial_id,
+                                                     'failure', LOST)
+                    self.requeue(group, trial.user_attrs)
+                    count += 1
+        return count
+
+    def progress(self) -> dict:
+        """How many trials are in each state, over the whole sweep."""
+        counts: Dict[str, int] = {}
+        for group in self.groups():
+            for trial in self.trials(group):
+                name = trial.state.name.lower()
+                counts[name] = counts.get(name, 0) + 1
+        return counts
+
+
+def first_seed_point(sweep: Sweep, group: Group, seed: int) -> dict:
+    """The record of the first stage's run that a second stage's run of
+    ``seed`` uses: the first stage's chosen point at that seed."""
+    first = Group(group.mode, group.setting, group.first_stage, None)
+    current = sweep.plan(first)
+    if not current.done:
+        raise SweepError(f'{group.config}: its first stage '
+                         f'{group.first_stage} has not finished')
+    for run in current.runs:
+        if run['seed'] == seed:
+            return run
+    raise SweepError(f'{group.config}: its first stage has no run of seed '
+                     f'{seed} (the sweep\'s seeds are {sweep.rules.seeds})')
+
+
+__all__ += ['first_seed_point', 'LOST', 'DUPLICATE', 'EPOCHS_KEY', 'LR_KEY',
+            'point_key']

@@ -1,0 +1,288 @@
+"""A worker of a benchmark sweep: takes queued trials from the storage and
+runs each as a training process until the sweep is finished.
+
+A trial is one ``tools/demo.py`` run (the sweep's ``trainer``): train the
+config at the trial's point and seed in its setting and mode, keep the
+checkpoint with the best validation mAP, test it. With ``gpus_per_trial``
+above one the run is launched through ``torch.distributed.run`` with
+MMEngine's ``pytorch`` launcher. The tuning runs carry an
+:class:`~mmlml.hooks.OptunaPruningHook` when the sweep prunes.
+
+A second stage (a config that names ``first_stage``) first makes its
+labels (``tools/pseudo_label.py``) or scores (``tools/vl_pseudo_label.py``)
+from the best checkpoint of its first stage's run at the first stage's
+chosen point and the same seed. When that checkpoint is not on this
+machine, the run is trained again in its folder (the first stage's
+record is not changed; the trial notes that it rebuilt it).
+
+Run a worker with ``python -m mmlml.benchmark.worker --storage S --study
+N`` (``tools/benchmark.py`` starts them: local processes or Slurm jobs).
+"""
+import argparse
+import json
+import os
+import os.path as osp
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from typing import Optional
+
+from .search import point_name
+from .settings import (dataset_modes, format_options, mode_options,
+                       setting_options)
+from .sweep import REPO_ROOT, LOST, Group, Sweep, abs_path, first_seed_point
+
+__all__ = ['TrialFailed', 'run_trial', 'work', 'main']
+
+#: Seconds between heartbeats, and without one before a trial is lost.
+HEARTBEAT, GRACE = 20, 120
+
+
+class TrialFailed(RuntimeError):
+    """A training process of a trial failed."""
+
+
+def _call(cmd: list, log: str, threads: int) -> None:
+    env = dict(os.environ)
+    for var in ('OMP_NUM_THREADS', 'MKL_NUM_THREADS'):
+        env[var] = str(threads)
+    with open(log, 'a') as f:
+        f.write('$ ' + ' '.join(cmd) + '\n')
+        f.flush()
+        result = subprocess.run(
+            cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=REPO_ROOT)
+    if result.returncode:
+        raise TrialFailed(f'{osp.basename(cmd[1])} exited with '
+                          f'{result.returncode}, see {log}')
+
+
+def _options(definition: dict, group: Group, point: dict) -> dict:
+    """The overrides of a run: the sweep's, the mode's, the point's, the
+    setting's."""
+    options = dict(definition.get('cfg_options') or {})
+    options.update(
+        mode_options(group.mode, definition.get('linear_lr', 0.1)))
+    options.update(point)
+    train_mode = dataset_modes(abs_path(group.config))[0]
+    options.update(setting_options(group.setting, train_mode))
+    return options
+
+
+def _train(sweep: Sweep, group: Group, point: dict, seed: int,
+           run_dir: str, options: dict, hook: Optional[dict]) -> dict:
+    """One ``trainer`` process; its summary."""
+    definition = sweep.definition
+    out = osp.join(run_dir, 'demo.json')
+    if osp.exists(out):
+        os.remove(out)  # the run folder is the sweep's own
+    cmd = [abs_path(definition.get('trainer', 'tools/demo.py'))]
+    gpus = int(definition.get('gpus_per_trial') or 0)
+    if gpus > 1:
+        cmd = ['-m', 'torch.distributed.run', f'--nproc_per_node={gpus}'
+               ] + cmd + ['--launcher', 'pytorch']
+    cmd = [sys.executable] + cmd + [
+        abs_path(group.config), '--seeds',
+        str(seed), '--work-dir',
+        osp.dirname(osp.dirname(run_dir)), '--out', out
+    ]
+    if hook is not None:
+        cmd += ['--extra-hook', json.dumps(hook)]
+    cmd += ['--cfg-options'] + format_options(options)
+    _call(cmd, osp.join(run_dir, 'log.txt'), definition.get('threads', 1))
+    with open(out) as f:
+        summary = json.load(f)[group.name]['runs'][0]
+    return summary
+
+
+def _first_stage(sweep: Sweep, group: Group, seed: int, run_dir: str,
+                 options: dict) -> dict:
+    """Make a second stage's labels or scores; returns the trial's notes."""
+    definition = sweep.definition
+    first = first_seed_point(sweep, group, seed)
+    first_group = Group(group.mode, group.setting, group.first_stage, None)
+    work_dir = abs_path(definition['work_dir'])
+    checkpoint = osp.join(work_dir, first['best checkpoint'])
+    notes = {'first stage run': first['run']}
+    if not osp.exists(checkpoint):
+        first_dir = osp.join(work_dir, first['run'])
+        os.makedirs(first_dir, exist_ok=True)
+        rebuilt = _train(sweep, first_group, first['point'], seed, first_dir,
+                         _options(definition, first_group, first['point']),
+                         None)
+        checkpoint = osp.join(work_dir, rebuilt['best checkpoint']) \
+            if not osp.isabs(rebuilt['best checkpoint']) \
+            else rebuilt['best checkpoint']
+        notes['first stage rebuilt, val mAP'] = rebuilt['val mAP']
+    stage = dataset_modes(abs_path(group.config))[2]
+    log = osp.join(run_dir, 'log.txt')
+    threads = definition.get('threads', 1)
+    if 'scores_file' in stage:
+        scores = osp.join(run_dir, 'scores.npy')
+        _call([
+            sys.executable,
+            osp.join(REPO_ROOT, 'tools', 'vl_pseudo_label.py'),
+            abs_path(group.config), '--out', scores, '--force', '--device',
+            'cpu', '--labeller-options', 'type=ModelPseudoLabeller',
+            f'config={abs_path(group.first_stage)}',
+            f'checkpoint={checkpoint}', '--cfg-options'
+        ] + format_options(options), log, threads)
+        options[stage['scores_file']] = scores
+    else:
+        labels = osp.join(run_dir, 'pseudo_labels.npy')
+        _call([
+            sys.executable,
+            osp.join(REPO_ROOT, 'tools', 'pseudo_label.py'),
+            abs_path(group.first_stage), checkpoint, '--out', labels,
+            '--force', '--thr',
+            str(stage.get('thr', 0.5)), '--device', 'cpu', '--cfg-options'
+        ] + format_options(_options(definition, first_group, first['point'])),
+              log, threads)
+        options['train_dataloader.dataset.label_file'] = labels
+    return notes
+
+
+def run_trial(sweep: Sweep, group: Group, trial_id: int, attrs: dict) -> None:
+    """Run a taken trial and record its result: complete (value: the
+    validation mAP), pruned, or failed with the error."""
+    definition = sweep.definition
+    point, seed = attrs['point'], attrs['seed']
+    work_dir = abs_path(definition['work_dir'])
+    run_dir = osp.join(work_dir, attrs['run'])
+    os.makedirs(run_dir, exist_ok=True)
+    options = _options(definition, group, point)
+    notes = {}
+    prune = definition.get('prune')
+    hook = None
+    if prune and sweep.rules.tune and seed == sweep.rules.seeds[0]:
+        hook = dict(
+            type='OptunaPruningHook',
+            storage=sweep.spec,
+            study_name=sweep.study_name(group),
+            trial_id=trial_id,
+            **prune)
+    try:
+        if group.first_stage is not None:
+            notes = _first_stage(sweep, group, seed, run_dir, options)
+        summary = _train(sweep, group, point, seed, run_dir, options, hook)
+    except Exception as error:  # recorded; the sweep reports it
+        sweep.finish(trial_id, 'fail', failure=str(error))
+        return
+    checkpoint = summary.get('best checkpoint', '')
+    if osp.isabs(checkpoint):
+        summary['best checkpoint'] = osp.relpath(checkpoint, work_dir)
+    summary.update(notes)
+    summary.update(
+        setting=group.setting,
+        mode=group.mode,
+        config=group.config,
+        heartbeat=time.time())
+    pruned_at = sweep.storage.get_trial(trial_id).user_attrs.get(
+        'pruned at epoch')
+    if pruned_at is not None:
+        summary['epochs trained'] = pruned_at
+        sweep.finish(trial_id, 'pruned', **summary)
+    else:
+        summary['epochs trained'] = summary['epochs']
+        sweep.finish(trial_id, 'complete', summary['val mAP'], **summary)
+
+
+class _Heartbeat:
+    """Beats for a trial in a thread while it runs."""
+
+    def __init__(self, sweep: Sweep, trial_id: int, interval: float):
+        self.stop = threading.Event()
+        self.thread = threading.Thread(
+            target=self._beat, args=(sweep, trial_id, interval), daemon=True)
+        self.thread.start()
+
+    def _beat(self, sweep, trial_id, interval):
+        while not self.stop.wait(interval):
+            try:
+                sweep.heartbeat(trial_id)
+            except Exception:  # the next beat tries again
+                pass
+
+    def close(self):
+        self.stop.set()
+        self.thread.join()
+
+
+def work(storage: str,
+         study: str,
+         name: Optional[str] = None,
+         poll: float = 10,
+         heartbeat: float = HEARTBEAT,
+         grace: float = GRACE,
+         max_trials: Optional[int] = None) -> dict:
+    """Run trials of the sweep until it is finished (or ``max_trials``
+    ran); returns ``{'trials': n, 'errors': [...]}``. Runs that are queued
+    or running elsewhere are waited for, so that the rules can go on."""
+    sweep = Sweep(storage, study)
+    name = name or f'{socket.gethostname()}:{os.getpid()}'
+    ran = 0
+    current = {}
+
+    def lost(signum, frame):  # Slurm's preemption or a kill: queue again
+        if current:
+            sweep.finish(current['id'], 'fail', failure=LOST)
+            sweep.requeue(current['group'], current['attrs'])
+        raise SystemExit(128 + signum)
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lost)
+    while max_trials is None or ran < max_trials:
+        sweep.fail_stale(grace)
+        taken = sweep.pop(name)
+        if taken is None:
+            state = sweep.advance()
+            if state['queued']:
+                continue
+            if state['done']:
+                return dict(trials=ran, errors=state['errors'])
+            time.sleep(poll)
+            continue
+        group, trial_id, attrs = taken
+        current.update(id=trial_id, group=group, attrs=attrs)
+        beat = _Heartbeat(sweep, trial_id, heartbeat)
+        try:
+            print(
+                f'[{name}] {attrs["run"]}: training', file=sys.stderr,
+                flush=True)
+            run_trial(sweep, group, trial_id, attrs)
+        finally:
+            beat.close()
+            current.clear()
+        ran += 1
+        record = sweep.storage.get_trial(trial_id)
+        value = f'val mAP {record.value:.2f}' if record.value is not None \
+            else record.user_attrs.get('failure') or \
+            f'pruned at epoch {record.user_attrs.get("pruned at epoch")}'
+        print(
+            f'[{name}] {attrs["run"]}: {record.state.name.lower()}, {value}',
+            flush=True)
+    return dict(trials=ran, errors=[])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--storage', required=True)
+    parser.add_argument('--study', required=True)
+    parser.add_argument('--poll', type=float, default=10)
+    parser.add_argument('--heartbeat', type=float, default=HEARTBEAT)
+    parser.add_argument('--grace', type=float, default=GRACE)
+    args = parser.parse_args(argv)
+    result = work(args.storage, args.study, poll=args.poll,
+                  heartbeat=args.heartbeat, grace=args.grace)
+    for error in result['errors']:
+        print(f'[worker] failed: {error}', file=sys.stderr)
+    return result
+
+
+if __name__ == '__main__':
+    main()
+
+
+__all__ += ['point_name']

@@ -1,0 +1,60 @@
+"""Open an Optuna storage from one string: the storage of a benchmark
+sweep (:mod:`mmlml.benchmark`) and of the hook that prunes its trials
+(:class:`~mmlml.hooks.OptunaPruningHook`). Optuna is imported here only.
+
+- ``*.journal`` or ``*.log``: a journal file (Optuna's file storage for
+  several machines on a shared file system, e.g. NFS on a Slurm cluster);
+- a URL with ``://`` (``sqlite:///``, ``postgresql://``, ``mysql://``):
+  that database;
+- any other path: an SQLite file (the default for one machine).
+"""
+import os.path as osp
+
+__all__ = ['JOURNAL_SUFFIXES', 'StorageError', 'open_storage', 'storage_path']
+
+JOURNAL_SUFFIXES = ('.journal', '.log')
+
+
+class StorageError(ValueError):
+    """A storage that cannot be opened or is not an Optuna storage."""
+
+
+def storage_path(spec: str):
+    """The local file behind ``spec`` (SQLite or journal), or None for a
+    database server."""
+    if '://' not in spec:
+        return osp.abspath(spec)
+    if spec.startswith('sqlite:///'):
+        return osp.abspath(spec[len('sqlite:///'):])
+    return None
+
+
+def open_storage(spec: str, must_exist: bool = False):
+    """The Optuna storage that ``spec`` names (see the module docstring).
+
+    Args:
+        spec: A path or a database URL.
+        must_exist: Refuse a local file that does not exist yet.
+
+    Raises:
+        StorageError: the file is missing (with ``must_exist``), or it is
+            not an Optuna storage (one line naming it).
+    """
+    from optuna.storages import JournalStorage, RDBStorage
+    from optuna.storages.journal import JournalFileBackend
+    path = storage_path(spec)
+    if must_exist and path is not None and not osp.isfile(path):
+        raise StorageError(f'{spec}: no such sweep storage (a sweep creates '
+                           'it; check the path)')
+    try:
+        if '://' not in spec and spec.endswith(JOURNAL_SUFFIXES):
+            return JournalStorage(JournalFileBackend(path))
+        url = spec if '://' in spec else f'sqlite:///{path}'
+        kwargs = {'connect_args': {'timeout': 120}} \
+            if url.startswith('sqlite') else {}
+        return RDBStorage(url, engine_kwargs=kwargs)
+    except Exception as error:  # any failure: one line that names it
+        first = str(error).strip().splitlines()[0] if str(error) else ''
+        raise StorageError(
+            f'{spec}: not an Optuna storage that this version can open '
+            f'({type(error).__name__}: {first})') from None
