@@ -23,6 +23,8 @@ from mmengine.runner import Runner  # noqa: E402
 import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
 from mmlml.checkpoint_policy import check_checkpoint_exists  # noqa: E402
 from mmlml.dist_end import end_distributed  # noqa: E402
+from mmlml.hooks.default_hooks import \
+    remove_disabled_default_hooks  # noqa: E402
 from mmlml.output_files import add_force_argument, check_output  # noqa: E402
 
 
@@ -174,6 +176,7 @@ def evaluate(args) -> dict:
     """Evaluate ``args.checkpoint`` as the command line ``args`` says and
     return the metrics."""
     cfg = merge_args(Config.fromfile(args.config), args)
+    remove_disabled_default_hooks(cfg)  # a hook set to None is off
     if 'runner_type' in cfg:
         from mmengine.registry import RUNNERS
         runner = RUNNERS.build(cfg)
