@@ -26,6 +26,7 @@ import logging
 import os
 import os.path as osp
 import pickle
+import re
 import tempfile
 from typing import Callable, Dict, List, Optional, Tuple
 from urllib.parse import urlparse
@@ -39,7 +40,8 @@ from .checkpoint_allow_list import (BLOCKED_MODULES, checkpoint_globals,
 __all__ = [
     'CheckpointRefused', 'checkpoint_safe_globals',
     'checkpoint_safe_global_names', 'checkpoint_globals', 'safe_globals',
-    'safe_load', 'load_url', 'hub_cache_file', 'install', 'SCHEMES'
+    'safe_load', 'load_url', 'hub_cache_file', 'install', 'SCHEMES',
+    'is_local_checkpoint', 'check_checkpoint_exists'
 ]
 
 # -------------------------------------------------------------- refusals
@@ -200,6 +202,30 @@ def load_url(url: str,
             map_location=map_location,
             progress=progress,
             weights_only=True)
+
+
+def is_local_checkpoint(filename: str) -> bool:
+    """Whether MMEngine's ``CheckpointLoader`` reads ``filename`` as a local
+    path: no registered scheme (``http://``, ``torchvision://``,
+    ``s3://``, ...) matches it, tried longest first as MMEngine does."""
+    from mmengine.runner.checkpoint import CheckpointLoader
+    for prefix in CheckpointLoader._schemes:
+        if prefix and re.match(prefix, filename) is not None:
+            return False
+    return True
+
+
+def check_checkpoint_exists(filename: str) -> None:
+    """Refuse a local checkpoint path that is no file, before anything is
+    built; a URL or another scheme is left to its loader (which downloads
+    it, or reports it missing).
+
+    Raises:
+        FileNotFoundError: ``filename`` is a local path and no file.
+    """
+    if is_local_checkpoint(filename) and not osp.isfile(
+            osp.expanduser(filename)):
+        raise FileNotFoundError(f'Checkpoint not found: {filename}')
 
 
 def load_from_local(filename: str, map_location=None):

@@ -46,6 +46,19 @@ def tiny_demo_config(tmp_path):
     return make
 
 
+@pytest.fixture
+def torch_home(tmp_path, monkeypatch):
+    """torch.hub's folder in a temporary ``TORCH_HOME``: a checkpoint put
+    at ``hub_cache_file(url)`` is what a download of ``url`` would leave,
+    so URLs load without the network."""
+    import torch
+    home = tmp_path / 'torch_home'
+    monkeypatch.setenv('TORCH_HOME', str(home))
+    monkeypatch.setattr(torch.hub, '_hub_dir', None)
+    assert torch.hub.get_dir() == str(home / 'hub')
+    return home
+
+
 #: A pipeline that loads and packs 8x8 images, for the dataset tests.
 IMAGE_PIPELINE = [
     dict(type='LoadImageFromFile'),

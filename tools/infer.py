@@ -52,6 +52,7 @@ from mmpretrain.models.heads import MultiLabelClsHead  # noqa: E402
 from mmpretrain.structures import DataSample  # noqa: E402
 
 import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
+from mmlml.checkpoint_policy import check_checkpoint_exists  # noqa: E402
 from mmlml.output_files import add_force_argument, check_output  # noqa: E402
 from mmlml.registry import DATASETS, MODELS, TRANSFORMS  # noqa: E402
 from mmlml.utils.progress_line import ProgressLine  # noqa: E402
@@ -70,7 +71,10 @@ def parse_args(argv=None):
         description='Predict the labels of images with a multi-label '
         'classifier')
     parser.add_argument('config', help='the config the model was trained with')
-    parser.add_argument('checkpoint', help='the trained checkpoint')
+    parser.add_argument(
+        'checkpoint',
+        help='the trained checkpoint: a file, or a URL (http(s)://, '
+        'torchvision://, open-mmlab://, s3://, ...) as for tools/test.py')
     parser.add_argument(
         'inputs',
         nargs='+',
@@ -296,9 +300,10 @@ def build_inferencer(cfg: Config,
                      checkpoint: str,
                      device: str = 'cpu') -> MultiLabelInferencer:
     """The model of ``cfg`` (with its data preprocessor, as the Runner
-    builds it) with the weights of ``checkpoint``, loaded strictly."""
-    if not osp.isfile(checkpoint):
-        raise FileNotFoundError(f'Checkpoint not found: {checkpoint}')
+    builds it) with the weights of ``checkpoint`` (a path, or a URL or
+    other name that MMEngine's ``CheckpointLoader`` reads, as for
+    ``tools/test.py``), loaded strictly."""
+    check_checkpoint_exists(checkpoint)
     model_cfg = cfg.model.copy()
     if cfg.get('data_preprocessor') is not None:
         model_cfg.setdefault('data_preprocessor', cfg.data_preprocessor)
@@ -363,8 +368,7 @@ def write_results(results: List[dict], classes: List[str], out: str) -> None:
 def main(argv=None) -> List[Dict]:
     args = parse_args(argv)
     images = collect_images(args.inputs, args.recursive)
-    if not osp.isfile(args.checkpoint):
-        raise FileNotFoundError(f'Checkpoint not found: {args.checkpoint}')
+    check_checkpoint_exists(args.checkpoint)
     cfg = Config.fromfile(args.config)
     if args.cfg_options is not None:
         cfg.merge_from_dict(args.cfg_options)

@@ -21,14 +21,20 @@ from mmengine.model import is_model_wrapper  # noqa: E402
 from mmengine.runner import Runner  # noqa: E402
 
 import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
+from mmlml.checkpoint_policy import check_checkpoint_exists  # noqa: E402
 from mmlml.dist_end import end_distributed  # noqa: E402
+from mmlml.hooks.default_hooks import \
+    remove_disabled_default_hooks  # noqa: E402
 from mmlml.output_files import add_force_argument, check_output  # noqa: E402
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description='Test a classifier')
     parser.add_argument('config', help='test config file path')
-    parser.add_argument('checkpoint', help='checkpoint file')
+    parser.add_argument(
+        'checkpoint',
+        help='checkpoint file, or a URL (http(s)://, torchvision://, '
+        'open-mmlab://, s3://, ...)')
     parser.add_argument('--work-dir', help='the dir to save logs and results')
     parser.add_argument(
         '--out',
@@ -60,7 +66,13 @@ def parse_args(argv=None):
         '(python -m torch.distributed.launch)')
     add_force_argument(parser)
     args = parser.parse_args(argv)
+    # The mistakes of the command line, before anything is built (the
+    # command line prints them in one line).
     check_output(args.out, (args.config, args.checkpoint), args.force)
+    if args.out and args.out_item == 'metrics' and \
+            not args.out.endswith('.json'):
+        raise ValueError('--out with --out-item metrics must be a .json file')
+    check_checkpoint_exists(args.checkpoint)
     if 'LOCAL_RANK' not in os.environ:
         os.environ['LOCAL_RANK'] = str(args.local_rank)
     return args
@@ -157,11 +169,14 @@ def with_origin_metrics(runner, metrics: dict) -> dict:
 
 
 def main(argv=None):
-    args = parse_args(argv)
-    if args.out and args.out_item == 'metrics' and \
-            not args.out.endswith('.json'):
-        raise ValueError('--out with --out-item metrics must be a .json file')
+    return evaluate(parse_args(argv))
+
+
+def evaluate(args) -> dict:
+    """Evaluate ``args.checkpoint`` as the command line ``args`` says and
+    return the metrics."""
     cfg = merge_args(Config.fromfile(args.config), args)
+    remove_disabled_default_hooks(cfg)  # a hook set to None is off
     if 'runner_type' in cfg:
         from mmengine.registry import RUNNERS
         runner = RUNNERS.build(cfg)
@@ -177,4 +192,10 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-    main()
+    try:
+        command_line = parse_args()
+    except (FileExistsError, FileNotFoundError, ValueError) as error:
+        # --out exists (--force replaces it) or is an input, a missing
+        # checkpoint: one line, no traceback.
+        sys.exit(f'{osp.basename(__file__)}: error: {error}')
+    evaluate(command_line)

@@ -30,6 +30,8 @@ import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
 from mmlml.dist_end import end_distributed  # noqa: E402
 from mmlml.hooks import ResumeCheckHook  # noqa: E402
 from mmlml.hooks import TrainingProgressHook  # noqa: E402
+from mmlml.hooks.default_hooks import \
+    remove_disabled_default_hooks  # noqa: E402
 from mmlml.hooks.training_setup_check_hook import \
     check_training_setup  # noqa: E402
 
@@ -176,12 +178,19 @@ def check_amp_device(cfg):
 def main(argv=None):
     args = parse_args(argv)
     cfg = merge_args(Config.fromfile(args.config), args)
+    # default_hooks.<name>=None turns a hook off (MMEngine would assert).
+    disabled = remove_disabled_default_hooks(cfg)
     if 'runner_type' in cfg:
         from mmengine.registry import RUNNERS
         runner = RUNNERS.build(cfg)
     else:
         runner = Runner.from_cfg(cfg)
-    if not any(isinstance(hook, ResumeCheckHook) for hook in runner.hooks):
+    if 'resume_check' in disabled:
+        runner.logger.warning(
+            'default_hooks.resume_check=None: a resumed checkpoint is not '
+            'checked against this run (model, per-sample state, partial '
+            'labels).')
+    elif not any(isinstance(hook, ResumeCheckHook) for hook in runner.hooks):
         # A resumed checkpoint of another model or method fails clearly.
         runner.register_hook(ResumeCheckHook())
     # Settings that disagree fail here, not at the first step (nor at the

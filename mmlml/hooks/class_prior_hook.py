@@ -78,13 +78,18 @@ def estimate_class_priors(scores: Tensor,
 
     Returns:
         Tensor: ``(C,)`` float32 priors in ``(0, 1]``, NaN for a class
-        without a scored positive.
+        without a scored positive (every class when there is no sample,
+        ``N = 0``).
     """
     if scores.shape != positives.shape or scores.dim() != 2:
         raise ValueError('scores and positives must have the same shape '
                          f'(N, C), got {tuple(scores.shape)} and '
                          f'{tuple(positives.shape)}')
     num_samples = scores.size(0)
+    if num_samples == 0:  # no threshold to search: nothing is estimated
+        return torch.full((scores.size(1), ),
+                          float('nan'),
+                          device=scores.device)
     scores = scores.double()
     scored = ~torch.isnan(scores)
     key = scores.masked_fill(~scored, -math.inf)  # unscored last

@@ -11,6 +11,7 @@ from mmengine.runner import EpochBasedTrainLoop
 from mmlml.datasets import PartialLabelDataset
 from mmlml.models.heads import LabelStateMixin, LossInputs
 from mmlml.structures import LabelStore, sample_indices
+from mmlml.structures.label_store import CHECKPOINT_KEY
 from .utils import training_set_and_head
 
 __all__ = ['LabelStoreHook']
@@ -99,7 +100,7 @@ class LabelStoreHook(Hook):
         """
         if not runner._resume:
             return
-        state = checkpoint.get('label_store')
+        state = checkpoint.get(CHECKPOINT_KEY)
         if state is None:
             print_log(
                 f'{self.name}: the resumed checkpoint holds no label store; '
@@ -118,7 +119,7 @@ class LabelStoreHook(Hook):
             checkpoint (dict): The checkpoint to save.
         """
         if self.store is not None:
-            checkpoint['label_store'] = self.store.state_dict()
+            checkpoint[CHECKPOINT_KEY] = self.store.state_dict()
 
     def last_loss_inputs(self) -> LossInputs:
         """The indices, logits and target of this iteration's training

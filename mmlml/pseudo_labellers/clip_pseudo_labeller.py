@@ -17,7 +17,7 @@ from .base_pseudo_labeller import BasePseudoLabeller
 
 __all__ = [
     'CLIPPseudoLabeller', 'ImageProjection', 'combine_tiles',
-    'load_text_embeddings', 'CLIP_MEAN', 'CLIP_STD', 'TILE_COMBINES'
+    'load_text_embeddings', 'CLIP_MEAN', 'CLIP_STD', 'TILE_COMBINES', 'NPZ_KEY'
 ]
 
 #: CLIP's pixel statistics (RGB, 0-255), those of OpenAI's preprocessing
@@ -49,22 +49,60 @@ class ImageProjection(nn.Module):
         return x @ self.proj
 
 
+#: The array of a ``.npz`` file of several arrays that
+#: :func:`load_text_embeddings` reads.
+NPZ_KEY = 'text_embeddings'
+
+
+def _read_embeddings_file(path: str) -> np.ndarray:
+    """The array of a ``.npy`` file, or of a ``.npz`` archive (its only
+    array, else the one named :data:`NPZ_KEY`), read without unpickling."""
+    try:
+        loaded = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as error:
+        raise ValueError(
+            f'cannot read the text embeddings {path} as a .npy or .npz '
+            f'array without unpickling ({type(error).__name__}: {error}): '
+            'save them with numpy.save') from error
+    if isinstance(loaded, np.ndarray):
+        return loaded
+    with loaded:
+        keys = list(loaded.files)
+        if len(keys) != 1 and NPZ_KEY not in keys:
+            raise ValueError(
+                f'the archive {path} holds the arrays {keys}: keep only the '
+                f'text embeddings in it, name them {NPZ_KEY!r}, or save them '
+                'as a .npy file')
+        try:
+            return loaded[keys[0] if len(keys) == 1 else NPZ_KEY]
+        except ValueError as error:  # an object array
+            raise ValueError(f'cannot read the text embeddings in {path} '
+                             f'without unpickling: {error}') from error
+
+
 def load_text_embeddings(
         source: Union[str, os.PathLike, np.ndarray, Tensor]) -> Tensor:
     """The ``(C, D)`` class text embeddings, float32, each row divided by
     its norm.
 
+    Rows are normalised in float64 after dividing by their largest
+    magnitude, so that rows of huge (1e30) or tiny (1e-40) numbers keep
+    their direction instead of overflowing to zero or infinity.
+
     Args:
-        source: A ``.npy`` file (read with ``allow_pickle=False``) or an
-            array.
+        source: A ``.npy`` file, a ``.npz`` archive with one array (or an
+            array named :data:`NPZ_KEY`), both read with
+            ``allow_pickle=False``, or an array.
 
     Raises:
-        ValueError: Not a 2-d array of finite numbers, or a zero row.
+        ValueError: Not a 2-d array of floats, a file that cannot be read
+            without unpickling, or a class whose row is not finite or is
+            zero (the error names the class indices).
     """
     name = 'the text embeddings'
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
-        array = np.load(name, allow_pickle=False)
+        array = _read_embeddings_file(name)
     else:
         array = source.detach().cpu().numpy() if isinstance(
             source, Tensor) else np.asarray(source)
@@ -73,11 +111,19 @@ def load_text_embeddings(
                          f'shape {array.shape}')
     if not np.issubdtype(array.dtype, np.floating):
         raise ValueError(f'{name} must hold floats, got {array.dtype}')
-    embeddings = torch.from_numpy(np.array(array, dtype=np.float32))
-    norms = embeddings.norm(dim=1, keepdim=True)
-    if not bool(torch.isfinite(embeddings).all()) or bool((norms == 0).any()):
-        raise ValueError(f'{name} must be finite with no zero row')
-    return embeddings / norms
+    array = array.astype(np.float64)
+    for bad, what in ((~np.isfinite(array).all(1), 'NaN or infinite values'),
+                      (~(array != 0).any(1), 'only zeros')):
+        if bad.any():
+            classes = np.flatnonzero(bad).tolist()
+            raise ValueError(
+                f'{name}: the rows of the classes {classes[:10]}'
+                f'{" ..." if len(classes) > 10 else ""} hold {what}, so '
+                'they have no direction to compare images with: recompute '
+                'the text embeddings of these classes')
+    array = array / np.abs(array).max(1, keepdims=True)
+    array = array / np.linalg.norm(array, axis=1, keepdims=True)
+    return torch.from_numpy(array.astype(np.float32))
 
 
 def combine_tiles(whole: Tensor,
@@ -171,7 +217,8 @@ class CLIPPseudoLabeller(BasePseudoLabeller):
 
     Only the image side of CLIP is built: no text encoder, no tokenizer.
     The class text embeddings are computed once, where the tokenizer is
-    (see docs/pseudo_labels.md), and read from a ``.npy`` file.
+    (see docs/pseudo_labels.md), and read from a ``.npy`` or ``.npz``
+    file.
 
     Args:
         image_encoder (dict | nn.Module): The image encoder, a config that
@@ -180,7 +227,8 @@ class CLIPPseudoLabeller(BasePseudoLabeller):
             layer_cfgs=dict(act_cfg=dict(type='QuickGELU')))`` for CLIP
             ViT-B/16. Its last output must be ``(N, D)``.
         text_embeddings (str | array): The ``(C, D')`` class text
-            embeddings: a ``.npy`` file or an array (normalised here).
+            embeddings: a ``.npy`` or ``.npz`` file or an array
+            (normalised here; see :func:`load_text_embeddings`).
         proj_dims (int, optional): ``D'``, the output size of the image
             projection; None for none (an encoder whose output is the joint
             embedding). Defaults to None.

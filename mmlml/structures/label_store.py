@@ -7,7 +7,12 @@ import torch
 from mmengine.dist import all_gather, get_world_size
 from torch import Tensor
 
-__all__ = ['LabelStore']
+__all__ = ['LabelStore', 'CHECKPOINT_KEY']
+
+#: Where a checkpoint holds the label store (``LabelStoreHook`` writes
+#: :meth:`LabelStore.state_dict` there); the errors of a truncated one name
+#: it.
+CHECKPOINT_KEY = 'label_store'
 
 
 def all_gather_rows(*tensors: Tensor) -> Tuple[Tensor, ...]:
@@ -311,9 +316,38 @@ class LabelStore:
             state['indices'] = indices if wide else indices.int()
         return state
 
-    def load_state_dict(self, state: Dict[str, Union[Tensor, int]]) -> None:
-        """Restore the pseudo-labels of :meth:`state_dict` (scores are
-        forgotten)."""
+    def _checked_state(self, state) -> Tuple[Tensor, Tensor, dict]:
+        """The flat indices, the values and the per-class vectors of a
+        :meth:`state_dict`, checked against this store's shape.
+
+        Raises:
+            ValueError: A missing entry, or one of another shape, dtype or
+                range than :meth:`state_dict` writes (a truncated or
+                corrupt checkpoint), naming the checkpoint key, the
+                expected and the found shape.
+        """
+        where = f"checkpoint['{CHECKPOINT_KEY}']"
+
+        def refuse(problem: str):
+            raise ValueError(
+                f'{where}{problem}: the label store of the checkpoint is '
+                'truncated or corrupt; resume from another checkpoint')
+
+        def found(value) -> str:
+            if isinstance(value, Tensor):
+                return f'shape {tuple(value.shape)} ({value.dtype})'
+            return f'a {type(value).__name__}'
+
+        if not isinstance(state, dict):
+            refuse(f' is {found(state)}, not a dict')
+        missing = [
+            repr(key) for key in ('num_samples', 'num_classes', 'values')
+            if key not in state
+        ]
+        if 'mask' not in state and 'indices' not in state:
+            missing.append("'mask' or 'indices'")
+        if missing:
+            refuse(f' has no {", ".join(missing)}')
         shape = (int(state['num_samples']), int(state['num_classes']))
         if shape != tuple(self.table.shape):
             raise ValueError(
@@ -321,17 +355,61 @@ class LabelStore:
                 f'{shape[1]} classes, but the training set has '
                 f'{self.num_samples} x {self.num_classes}: resume with the '
                 'same dataset, split and classes')
+        entries = self.table.numel()
         if 'mask' in state:
-            bits = np.unpackbits(
-                state['mask'].numpy(), count=self.table.numel())
+            mask = state['mask']
+            expected = ((entries + 7) // 8, )
+            if not isinstance(mask, Tensor) or mask.dtype != torch.uint8 \
+                    or tuple(mask.shape) != expected:
+                refuse(f"['mask'] has {found(mask)}, expected shape "
+                       f'{expected} (torch.uint8, {entries} bits)')
+            bits = np.unpackbits(mask.numpy(), count=entries)
             indices = torch.from_numpy(np.flatnonzero(bits))
         else:
-            indices = state['indices'].long()
+            indices = state['indices']
+            if not isinstance(indices, Tensor) or indices.dim() != 1 or \
+                    indices.is_floating_point() or \
+                    indices.dtype == torch.bool:
+                refuse(f"['indices'] has {found(indices)}, expected shape "
+                       '(M,) of integers')
+            indices = indices.long()
+            if indices.numel() and (int(indices.min()) < 0
+                                    or int(indices.max()) >= entries):
+                refuse(f"['indices'] lie in [{int(indices.min())}, "
+                       f'{int(indices.max())}], expected [0, {entries})')
+        values = state['values']
+        count = (indices.numel(), )
+        if not isinstance(values, Tensor) or not values.is_floating_point() \
+                or tuple(values.shape) not in ((), count):
+            refuse(f"['values'] has {found(values)}, expected shape {count} "
+                   '(one per pseudo-label) or () (one for all), floats')
+        if values.numel() and not bool(((values >= 0) & (values <= 1)).all()):
+            refuse("['values'] must lie in [0, 1]")
+        class_state = state.get('class_state', {})
+        if not isinstance(class_state, dict):
+            refuse(f"['class_state'] is {found(class_state)}, not a dict")
+        for name, value in class_state.items():
+            if not isinstance(value, Tensor) or \
+                    tuple(value.shape) != (self.num_classes, ):
+                refuse(f"['class_state'][{name!r}] has {found(value)}, "
+                       f'expected shape ({self.num_classes},)')
+        return indices, values, class_state
+
+    def load_state_dict(self, state: Dict[str, Union[Tensor, int]]) -> None:
+        """Restore the pseudo-labels of :meth:`state_dict` (scores are
+        forgotten).
+
+        Raises:
+            ValueError: The state is of another training set, or truncated
+                or corrupt (see :meth:`_checked_state`); the store is left
+                as it was.
+        """
+        indices, values, class_state = self._checked_state(state)
         self.table.fill_(float('nan'))
-        self.table.view(-1)[indices.to(
-            self.table.device)] = state['values'].to(self.table.device)
+        self.table.view(-1)[indices.to(self.table.device)] = values.to(
+            self.table.device, self.table.dtype)
         self.class_state = {}
-        for name, value in state.get('class_state', {}).items():
+        for name, value in class_state.items():
             self.set_class_state(name, value)
 
     def __repr__(self) -> str:

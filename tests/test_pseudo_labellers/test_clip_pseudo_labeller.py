@@ -13,7 +13,7 @@ from pseudo_labeller_fixtures import write_tiny_clip
 import mmlml  # noqa: F401
 from mmlml.pseudo_labellers import (CLIP_MEAN, CLIP_STD, BasePseudoLabeller,
                                     CLIPPseudoLabeller, combine_tiles,
-                                    select_pseudo_labels)
+                                    load_text_embeddings, select_pseudo_labels)
 from mmlml.registry import MODELS
 
 
@@ -89,6 +89,57 @@ def test_checkpoint_and_text_embeddings_are_checked(tiny_clip, tmp_path):
             build(tiny_clip, text_embeddings=bad)
     with pytest.raises(ValueError, match='tile_combine'):
         build(tiny_clip, tile_combine='median')
+
+
+def test_text_embeddings_from_npz_and_without_pickle(tmp_path):
+    """A ``.npz`` archive gives its one array (or ``text_embeddings``); an
+    archive of several other arrays and a pickled file are refused with
+    one line naming the file."""
+    text = np.random.default_rng(0).normal(size=(4, 6)).astype(np.float32)
+    expected = load_text_embeddings(text)
+    single = tmp_path / 'single.npz'
+    np.savez(single, text)
+    torch.testing.assert_close(load_text_embeddings(str(single)), expected)
+    named = tmp_path / 'named.npz'
+    np.savez(named, text_embeddings=text, class_names=np.arange(4))
+    torch.testing.assert_close(load_text_embeddings(named), expected)
+    several = tmp_path / 'several.npz'
+    np.savez(several, a=text, b=text)
+    with pytest.raises(
+            ValueError,
+            match=r"several\.npz holds the arrays "
+            r"\['a', 'b'\].*'text_embeddings'"):
+        load_text_embeddings(str(several))
+    pickled = tmp_path / 'pickled.npy'
+    np.save(pickled, np.array([text, None], dtype=object), allow_pickle=True)
+    with pytest.raises(ValueError, match='pickled.npy.*without unpickling'):
+        load_text_embeddings(str(pickled))
+    pickled_npz = tmp_path / 'pickled.npz'
+    np.savez(pickled_npz, np.array([text, None], dtype=object))
+    with pytest.raises(ValueError, match='pickled.npz without unpickling'):
+        load_text_embeddings(str(pickled_npz))
+
+
+def test_text_embeddings_of_extreme_magnitude_keep_their_direction():
+    """Rows of 1e30 (whose float32 norm overflows) or 1e-40 (subnormal)
+    normalise to the rows of ordinary size; a zero or non-finite row is
+    refused, naming its class."""
+    text = np.random.default_rng(0).normal(size=(3, 5))
+    expected = load_text_embeddings(text.astype(np.float32))
+    for scale, dtype in ((1e30, np.float32), (1e300, np.float64),
+                         (1e-40, np.float32), (1e-310, np.float64)):
+        got = load_text_embeddings((text * scale).astype(dtype))
+        assert got.dtype == torch.float32
+        torch.testing.assert_close(got, expected)
+        torch.testing.assert_close(got.norm(dim=1), torch.ones(3))
+    for row, value, what in ((1, 0.0, 'only zeros'), (2, np.nan, 'NaN'),
+                             (0, np.inf, 'infinite')):
+        bad = text.copy()
+        bad[row] = value
+        with pytest.raises(ValueError, match=rf'classes \[{row}\].*{what}'):
+            load_text_embeddings(bad)
+    overflow = np.full((2, 3), 1e39)  # finite in float64, inf in float32
+    assert load_text_embeddings(overflow).isfinite().all()
 
 
 def test_tiles_are_cut_and_combined_as_aevlp(tiny_clip):

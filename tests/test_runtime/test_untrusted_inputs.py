@@ -22,7 +22,9 @@ from mmengine.runner import checkpoint as mm_checkpoint
 from mmengine.runner.checkpoint import CheckpointLoader
 
 import mmlml  # noqa: F401  (applies the loading policy)
-from mmlml.checkpoint_policy import CheckpointRefused, hub_cache_file
+from mmlml.checkpoint_policy import (CheckpointRefused,
+                                     check_checkpoint_exists, hub_cache_file,
+                                     is_local_checkpoint)
 from mmlml.datasets import CustomMultiLabelDataset
 
 sys.path.insert(0, osp.join(ROOT, 'tools'))
@@ -57,15 +59,6 @@ def evil_checkpoint(marker):
         return str(path)
 
     return write
-
-
-@pytest.fixture
-def torch_home(tmp_path, monkeypatch):
-    home = tmp_path / 'torch_home'
-    monkeypatch.setenv('TORCH_HOME', str(home))
-    monkeypatch.setattr(torch.hub, '_hub_dir', None)
-    assert torch.hub.get_dir() == str(home / 'hub')
-    return home
 
 
 def assert_refused(source, marker, needs='builtins.exec'):
@@ -235,6 +228,33 @@ def test_auto_resume_from_url(torch_home, tiny_demo_config, marker,
     with pytest.raises(CheckpointRefused, match='builtins.exec'):
         runner.train()
     assert not osp.exists(marker)
+
+
+@pytest.mark.parametrize('name, local', [
+    ('https://example.invalid/a.pth', False),
+    ('http://example.invalid/a.pth', False),
+    ('torchvision://resnet50', False),
+    ('modelzoo://resnet50', False),
+    ('open-mmlab://resnet50_caffe', False),
+    ('openmmlab://resnet50_caffe', False),
+    ('mmcls://resnet50', False),
+    ('pavi://model', False),
+    ('s3://bucket/a.pth', False),
+    ('open-mmlab:s3://bucket/a.pth', False),
+    ('petrel://bucket/a.pth', False),
+    ('work_dirs/epoch_1.pth', True),
+    ('~/model.pth', True),
+    ('/abs/https://a.pth', True),
+])
+def test_which_names_are_local_paths(name, local, tmp_path):
+    """The tools refuse a missing local checkpoint before building
+    anything, and leave every scheme MMEngine knows to its loader."""
+    assert is_local_checkpoint(name) is local
+    if local:
+        with pytest.raises(FileNotFoundError, match='Checkpoint not found'):
+            check_checkpoint_exists(name)
+    else:
+        check_checkpoint_exists(name)  # nothing is read
 
 
 # ---------------------------------------------------------- annotations

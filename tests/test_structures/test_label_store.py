@@ -4,6 +4,7 @@ tests/test_runtime/test_stateful_training.py runs two)."""
 import io
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -131,6 +132,81 @@ def test_bad_input():
         store.record_scores(torch.tensor([0]), torch.zeros(1, 3))
     with pytest.raises(ValueError, match='3 samples x 2 classes'):
         LabelStore(4, 2).load_state_dict(store.state_dict())
+
+
+def _state(layout):
+    """A state of a 6 x 5 store with 4 pseudo-labels, as a mask or as
+    indices, and a per-class vector."""
+    store = LabelStore(6, 5)
+    store.assign(
+        torch.tensor([0, 1, 3, 5]), torch.tensor([0, 4, 2, 1]),
+        torch.tensor([1.0, 0.5, 0.25, 1.0]))
+    store.set_class_state('class_ap', torch.ones(5))
+    state = store.state_dict()
+    state.pop('mask', None)
+    state.pop('indices', None)
+    mask = store.pseudo_label_mask().reshape(-1)
+    state[layout] = torch.from_numpy(np.packbits(
+        mask.numpy())) if layout == 'mask' else mask.nonzero()[:, 0].int()
+    return store, state
+
+
+@pytest.mark.parametrize('layout', ['mask', 'indices'])
+@pytest.mark.parametrize(
+    'edit, match',
+    [(lambda s: s.update(values=s['values'][:-1]),
+      r"\['values'\] has shape \(3,\).*expected shape \(4,\)"),
+     (lambda s: s.pop('values'), "has no 'values'"),
+     (lambda s: s.update(values=torch.full((4, ), 2.0)), r'\[0, 1\]'),
+     (lambda s: s['class_state'].update(class_ap=torch.ones(4)),
+      r"\['class_state'\]\['class_ap'\] has shape \(4,\).*expected "
+      r'shape \(5,\)'),
+     (lambda s: s.update(class_state=[]), r"\['class_state'\] is a list")])
+def test_truncated_checkpoint_state_is_refused(layout, edit, match):
+    """A truncated or corrupt ``checkpoint['label_store']`` is refused with
+    one line naming the key, the expected and the found shape, and the
+    store is left as it was."""
+    _, state = _state(layout)
+    edit(state)
+    target = LabelStore(6, 5)
+    target.assign(torch.tensor([2]), torch.tensor([2]), 1.0)
+    before = target.table.clone()
+    with pytest.raises(ValueError, match=match) as info:
+        target.load_state_dict(state)
+    assert str(info.value).startswith("checkpoint['label_store']")
+    assert 'truncated or corrupt' in str(info.value)
+    torch.testing.assert_close(target.table, before, equal_nan=True)
+
+
+def test_truncated_mask_or_indices_are_refused():
+    _, state = _state('mask')
+    state['mask'] = state['mask'][:-1]  # 30 entries: 4 bytes
+    with pytest.raises(
+            ValueError,
+            match=r"\['mask'\] has shape \(3,\) \(torch.uint8\), "
+            r'expected shape \(4,\)'):
+        LabelStore(6, 5).load_state_dict(state)
+    state['mask'] = torch.zeros(4, dtype=torch.int32)
+    with pytest.raises(ValueError, match='torch.int32'):
+        LabelStore(6, 5).load_state_dict(state)
+    del state['mask']
+    with pytest.raises(ValueError, match="no 'mask' or 'indices'"):
+        LabelStore(6, 5).load_state_dict(state)
+    _, state = _state('indices')
+    state['indices'] = state['indices'].float()
+    with pytest.raises(ValueError, match=r"\['indices'\].*integers"):
+        LabelStore(6, 5).load_state_dict(state)
+    state['indices'] = torch.tensor([0, 9, 17, 30])
+    with pytest.raises(ValueError, match=r'\[0, 30\], expected \[0, 30\)'):
+        LabelStore(6, 5).load_state_dict(state)
+    with pytest.raises(ValueError, match='not a dict'):
+        LabelStore(6, 5).load_state_dict(torch.zeros(3))
+    # Both layouts of the untouched state load.
+    for layout in ('mask', 'indices'):
+        store, state = _state(layout)
+        restored = LabelStore(6, 5)
+        restored.load_state_dict(state)
+        torch.testing.assert_close(restored.table, store.table, equal_nan=True)
 
 
 def test_sample_indices():

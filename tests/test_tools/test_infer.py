@@ -1,8 +1,10 @@
 """tools/infer.py: labels and scores of image files with a trained model."""
 import csv
 import json
+import os
 import os.path as osp
 import runpy
+import shutil
 import sys
 
 import mmcv
@@ -14,6 +16,7 @@ from mmengine.config import Config
 from mmengine.registry import DefaultScope
 
 import mmlml  # noqa: F401
+from mmlml.checkpoint_policy import hub_cache_file
 from mmlml.datasets import SyntheticShapes
 from mmlml.registry import MODELS
 
@@ -164,6 +167,20 @@ def test_folders_and_class_names(setup, capsys):
     ])
     assert list(results[0]['scores']) == [f'class_{i}' for i in range(20)]
     assert 'No class names found' in capsys.readouterr().err
+
+
+def test_checkpoint_url(setup, torch_home):
+    """A checkpoint URL is loaded through the loading policy (served here
+    from torch.hub's cache, so no network), as tools/test.py loads it,
+    instead of being refused as a missing file."""
+    url = 'https://example.invalid/models/demo-0123abcd.pth'
+    cached = hub_cache_file(url)
+    os.makedirs(osp.dirname(cached))
+    shutil.copy(setup['ckpt'], cached)
+    paths = setup['paths'][:2]
+    from_url = tool.main([CONFIG, url, *paths])
+    assert from_url == tool.main([CONFIG, setup['ckpt'], *paths])
+    assert list(from_url[0]['scores']) == CLASSES  # the checkpoint's meta
 
 
 def test_errors(setup, tmp_path, monkeypatch, capsys):

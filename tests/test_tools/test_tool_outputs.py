@@ -2,7 +2,9 @@
 its output over one of its inputs (not even with --force); tools/test.py
 refuses a checkpoint whose weights do not fit the model."""
 import importlib
+import os
 import os.path as osp
+import runpy
 import sys
 
 import pytest
@@ -13,6 +15,7 @@ from mmengine.registry import DefaultScope
 from mmpretrain.registry import MODELS
 
 import mmlml  # noqa: F401
+from mmlml.checkpoint_policy import hub_cache_file
 from mmlml.output_files import check_output
 
 for folder in ('tools', 'tools/analysis', 'tools/model_converters',
@@ -128,6 +131,56 @@ def test_extract_backbone_same_path_and_force(tmp_path):
         module.main([str(checkpoint), str(out)])
     module.main([str(checkpoint), str(out), '--force'])
     assert osp.isfile(source)
+
+
+def test_tools_test_command_line_errors_are_one_line(tmp_path, monkeypatch):
+    """The command line of tools/test.py prints an existing --out (and how
+    to replace it), an --out that is an input and a missing checkpoint in
+    one line, not a traceback."""
+    config, ckpt = tmp_path / 'config.py', tmp_path / 'model.pth'
+    config.write_text('')
+    ckpt.write_text('input')
+    out = tmp_path / 'metrics.json'
+    out.write_text('{}')
+    missing = str(tmp_path / 'missing.pth')
+    for argv, message in [
+        ([str(ckpt), '--out', str(out)],
+         f"--out '{out}' exists already: pass --force to replace it"),
+        ([str(ckpt), '--out', str(ckpt), '--force'], 'is also an input'),
+        ([str(ckpt), '--out',
+          str(tmp_path / 'metrics.txt')], 'must be a .json file'),
+        ([missing], f'Checkpoint not found: {missing}'),
+    ]:
+        monkeypatch.setattr(sys, 'argv', ['test.py', str(config)] + argv)
+        with pytest.raises(SystemExit) as info:
+            runpy.run_path(
+                osp.join(ROOT, 'tools/test.py'), run_name='__main__')
+        assert isinstance(info.value.code, str)
+        assert info.value.code.startswith('test.py: error: ')
+        assert message in info.value.code and '\n' not in info.value.code
+    assert out.read_text() == '{}'
+
+
+def test_extract_backbone_reads_a_url(torch_home, tmp_path):
+    """A checkpoint URL goes to the loading policy (here served from
+    torch.hub's cache, so no network), as in tools/test.py, instead of
+    being refused as a missing file; a missing local file still is."""
+    url = 'https://example.invalid/models/classifier-0123abcd.pth'
+    cached = hub_cache_file(url)
+    os.makedirs(osp.dirname(cached))
+    model = torch.nn.Module()
+    model.backbone = torch.nn.Linear(2, 2)
+    model.head = torch.nn.Linear(2, 1)
+    torch.save(dict(state_dict=model.state_dict(), meta={}), cached)
+    out = tmp_path / 'backbone.pth'
+    module = tool('extract_backbone')
+    module.main([url, str(out)])
+    result = torch.load(str(out))
+    assert set(result['state_dict']) == {'backbone.weight', 'backbone.bias'}
+    assert result['meta']['extracted_from'] == 'classifier-0123abcd.pth'
+    missing = str(tmp_path / 'missing.pth')
+    with pytest.raises(FileNotFoundError, match='Checkpoint not found'):
+        module.main([missing, str(tmp_path / 'other.pth')])
 
 
 # ----------------------------------------------- tools/test.py key check

@@ -22,6 +22,7 @@ import torch
 from mmengine.runner import CheckpointLoader
 
 import mmlml  # noqa: F401  (MMEngine's checkpoint loading, as patched)
+from mmlml.checkpoint_policy import check_checkpoint_exists
 from mmlml.output_files import add_force_argument, check_output
 
 PREFIX = 'backbone.'
@@ -43,13 +44,15 @@ def extract_backbone(checkpoint: dict, source: str = '') -> dict:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('checkpoint', help='the classifier checkpoint')
+    parser.add_argument(
+        'checkpoint',
+        help='the classifier checkpoint: a file, or a URL (http(s)://, '
+        'open-mmlab://, s3://, ...) as for tools/test.py')
     parser.add_argument('out', help='the backbone checkpoint to write')
     add_force_argument(parser)
     args = parser.parse_args(argv)
     check_output(args.out, [args.checkpoint], args.force, option='OUT')
-    if not osp.isfile(args.checkpoint):
-        raise FileNotFoundError(f'No checkpoint at {args.checkpoint}.')
+    check_checkpoint_exists(args.checkpoint)
     checkpoint = CheckpointLoader.load_checkpoint(
         args.checkpoint, map_location='cpu')
     result = extract_backbone(checkpoint, args.checkpoint)

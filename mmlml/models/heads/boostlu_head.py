@@ -80,6 +80,14 @@ class BoostLUClsHead(PartialLabelLinearClsHead):
                 f'{type(self).__name__} needs the unpooled feature map '
                 f'(N, C, H, W) of the backbone, got a tensor of shape '
                 f'{shape}{hint}.')
+        channels = self.fc.in_features
+        if x.shape[1] != channels or x.shape[2] == 0 or x.shape[3] == 0:
+            raise ValueError(
+                f'{type(self).__name__} expects a feature map (N, '
+                f'{channels}, H, W) with H, W >= 1, got {tuple(x.shape)}: '
+                f'set the head\'s in_channels to the channels of the '
+                'backbone\'s last feature map, and give images large enough '
+                'for the backbone to keep a spatial position.')
         cam = F.conv2d(x, self.fc.weight[:, :, None, None], self.fc.bias)
         return torch.where(cam > 0, cam * self.alpha, cam)
 

@@ -134,6 +134,19 @@ def test_pooled_input_is_refused():
         ours((torch.randn(2, 8, 5), ))
 
 
+def test_wrong_channels_and_empty_maps_are_refused():
+    """Another channel count than ``in_channels``, or a map without any
+    position, is refused naming the expected and the given shape."""
+    ours = head()
+    for shape in ((2, 5, 3, 3), (2, 8, 0, 0), (2, 8, 0, 3), (0, 8, 2, 0)):
+        with pytest.raises(ValueError) as info:
+            ours((torch.randn(shape), ))
+        message = str(info.value)
+        assert r'(N, 8, H, W) with H, W >= 1' in message
+        assert f'got {shape}' in message and 'in_channels' in message
+    assert ours((torch.randn(0, 8, 1, 1), )).shape == (0, 6)
+
+
 def test_builds_from_a_config_dict():
     built = MODELS.build(
         dict(

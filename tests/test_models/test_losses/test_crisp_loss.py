@@ -267,6 +267,17 @@ def test_estimator_with_few_positives():
     assert estimate_class_priors(scores, many).item() == pytest.approx(0.4)
 
 
+def test_estimator_without_samples_estimates_nothing():
+    """No sample (an empty epoch of scores): every class is NaN, as a class
+    without a scored positive, instead of an ``argmin`` IndexError."""
+    for num_classes in (3, 0):
+        got = estimate_class_priors(
+            torch.zeros(0, num_classes),
+            torch.zeros(0, num_classes, dtype=torch.bool))
+        assert got.shape == (num_classes, ) and got.dtype == torch.float32
+        assert torch.isnan(got).all()
+
+
 class HandOver:
     """A head's side of the loss-input hand-over (``pop_loss_inputs``)."""
 
