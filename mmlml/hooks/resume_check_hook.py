@@ -20,10 +20,6 @@ __all__ = ['ResumeCheckHook', 'partial_label_fingerprint']
 #: The checkpoint key of the training set's partial-label fingerprint.
 FINGERPRINT_KEY = 'partial_labels'
 
-#: Keys of fingerprints of earlier versions that no longer count (the
-#: SHA-256 of the label file's bytes: its values are in ``observed_labels``).
-RETIRED_KEYS = ('label_file', )
-
 
 def array_digest(array: np.ndarray) -> str:
     """A digest of the values of an array, read once (without a copy if it
@@ -261,8 +257,10 @@ class ResumeCheckHook(Hook):
         saved = checkpoint.get(FINGERPRINT_KEY)
         saved = _flatten(saved) if isinstance(saved, dict) else {}
         now = _flatten(now)
-        for key in RETIRED_KEYS:
-            saved.pop(key, None)
+        # Keys of this run only are compared: the checkpoint may hold keys
+        # of earlier versions (the SHA-256 of the label file's bytes, whose
+        # values are in observed_labels now) or what this run cannot know
+        # (the scores of a scores file that is gone).
         missing = sorted(
             {'.'.join(key.split('.')[:2])
              for key in now if key not in saved})
@@ -270,8 +268,8 @@ class ResumeCheckHook(Hook):
             missing = ['its training labels']
         changed = [
             f'{key} {saved.get(key)!r} -> {now.get(key)!r}'
-            for key in sorted(saved)
-            if key != 'observed_labels' and saved[key] != now.get(key)
+            for key in sorted(saved) if key != 'observed_labels' and key in now
+            and saved[key] != now[key]
         ]
         if not changed and saved.get(
                 'observed_labels',

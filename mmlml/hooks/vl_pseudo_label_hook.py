@@ -214,12 +214,12 @@ class VLPseudoLabelHook(LabelStoreHook):
         training :class:`~mmlml.datasets.PartialLabelDataset`), by value,
         for :func:`~mmlml.hooks.resume_check_hook.partial_label_fingerprint`:
         the thresholds and the digest of the training rows of
-        ``scores_file`` (None if the file is gone), or else the labeller's
-        config and the hook's ``pipeline`` (the labeller's scores are not
-        computed again to check a resumed run)."""
+        ``scores_file`` (not if the file is gone: a resumed run reads no
+        scores, its pseudo-labels come back from the checkpoint), or else
+        the labeller's config and the hook's ``pipeline`` (the labeller's
+        scores are not computed again to check a resumed run)."""
         source = dict(self.thresholds)
         if self.scores_file is not None:
-            source['scores'] = None
             if osp.isfile(self.scores_file):
                 source['scores'] = array_digest(
                     load_scores(self.scores_file, len(dataset.dataset),
