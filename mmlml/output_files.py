@@ -1,11 +1,22 @@
 """The rule every script in ``tools/`` follows before it writes a file:
-never replace a file it did not create unless ``--force`` is given, and
-never write its output over one of its inputs, even with ``--force``."""
+never replace a file it did not create unless ``--force`` is given, never
+write its output over one of its inputs (a file it or its config reads),
+even with ``--force``, and never delete a folder it did not create."""
 import argparse
+import os
 import os.path as osp
-from typing import Iterable, Optional
+import shutil
+from typing import Any, Iterable, List, Optional, Sequence
 
-__all__ = ['add_force_argument', 'check_output']
+__all__ = [
+    'add_force_argument', 'check_output', 'config_input_files',
+    'check_config_output', 'OWNER_MARKER', 'is_own_folder', 'make_own_folder',
+    'remove_own_folder', 'foreign_folder_error'
+]
+
+#: The file that marks a folder made by mmlml (e.g. the chunk files of a
+#: scores file being made): only such a folder is reused or deleted.
+OWNER_MARKER = '.mmlml-owned'
 
 
 def add_force_argument(parser: argparse.ArgumentParser) -> None:
@@ -60,3 +71,104 @@ def check_output(path: Optional[str],
         raise FileExistsError(
             f'{option} {path!r} exists already: pass --force to replace it, '
             'or choose another output file.')
+
+
+def _strings(value: Any, data_root: Optional[str]) -> Iterable[str]:
+    """Every string in a config value, and each relative one also under
+    the nearest ``data_root`` (where MMEngine's datasets look for
+    ``ann_file`` and their other files)."""
+    if isinstance(value, str):
+        yield value
+        if data_root and not osp.isabs(value) and '://' not in value:
+            yield osp.join(data_root, value)
+    elif isinstance(value, dict):
+        root = value.get('data_root')
+        root = root if isinstance(root, str) else data_root
+        for item in value.values():
+            yield from _strings(item, root)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item, data_root)
+
+
+def config_input_files(cfg: Any, exclude: Sequence[str] = ()) -> List[str]:
+    """The existing files that a config names anywhere (label files,
+    annotation files, scores files, checkpoints...): the files a run of it
+    reads, which a tool must not write over.
+
+    Args:
+        cfg: The config (a ``Config`` or a dict).
+        exclude: Paths to leave out (a tool's own output slot, e.g. the
+            ``scores_file`` that ``tools/vl_pseudo_label.py`` makes for the
+            config).
+
+    Returns:
+        list[str]: The paths, as the config names them, in config order.
+    """
+    if hasattr(cfg, 'to_dict'):
+        cfg = cfg.to_dict()
+    files = []
+    for value in _strings(cfg, None):
+        if (value not in files and osp.isfile(value)
+                and not any(_same_file(value, e) for e in exclude)):
+            files.append(value)
+    return files
+
+
+def check_config_output(path: Optional[str],
+                        cfg: Any,
+                        exclude: Sequence[str] = (),
+                        option: str = '--out') -> None:
+    """Refuse to write the output file ``path`` over a file that the config
+    ``cfg`` names (:func:`config_input_files`), even with ``--force``. (A
+    tool checks its command line with :func:`check_output` first, before
+    it reads the config.)
+
+    Raises:
+        ValueError: ``path`` is one of the config's files.
+    """
+    check_output(path, config_input_files(cfg, exclude), True, option)
+
+
+def is_own_folder(path: str) -> bool:
+    """Whether ``path`` is free for a folder of mmlml's: it does not exist,
+    or it is a folder with :data:`OWNER_MARKER`."""
+    if not osp.lexists(path):
+        return True
+    return osp.isdir(path) and not osp.islink(path) and osp.isfile(
+        osp.join(path, OWNER_MARKER))
+
+
+def foreign_folder_error(path: str) -> ValueError:
+    """The error for a folder that :func:`is_own_folder` refuses."""
+    return ValueError(
+        f'{path!r} exists and was not made by mmlml (it has no '
+        f'{OWNER_MARKER} file): it is left as it is. Move it away, or choose '
+        'another output file.')
+
+
+def make_own_folder(path: str) -> None:
+    """Create the folder ``path`` (and its parents) with
+    :data:`OWNER_MARKER`, or keep the one of mmlml's already there.
+
+    Raises:
+        ValueError: ``path`` exists without the marker (a folder or file
+            of someone else's, which is never written into or deleted).
+    """
+    if not is_own_folder(path):
+        raise foreign_folder_error(path)
+    os.makedirs(path, exist_ok=True)
+    marker = osp.join(path, OWNER_MARKER)
+    if not osp.isfile(marker):
+        with open(marker, 'w') as f:
+            f.write('Made by mmlml; deleted with its folder once its output '
+                    'is written.\n')
+
+
+def remove_own_folder(path: str) -> bool:
+    """Delete the folder ``path`` if it has :data:`OWNER_MARKER` (mmlml
+    made it); leave anything else. Returns whether it was deleted."""
+    if not osp.isdir(path) or not is_own_folder(path):
+        return False
+    shutil.rmtree(path, ignore_errors=True)
+    return True

@@ -31,6 +31,10 @@ SPLC uses 0.6. Choose it on the validation split. The validation rows are
 relabelled too (the file covers every row), but a second stage that
 validates on clean labels (``val_labels='clean'``) never reads them.
 
+``--out`` is never a file that ``CONFIG`` reads (its ``label_file``,
+annotation files, checkpoints...), even with ``--force``: the first stage's
+labels stay as they are.
+
 The summary compares the added pseudo-positives with the full labels that
 the dataset keeps for diagnostics: their precision, and their recall of
 the positives missing from the observed labels. One process, on the GPU
@@ -52,6 +56,7 @@ from mmengine.registry import init_default_scope  # noqa: E402
 import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
 from mmlml.analysis import model_scores  # noqa: E402
 from mmlml.datasets import PartialLabelDataset, split_train_val  # noqa: E402
+from mmlml.output_files import check_config_output  # noqa: E402
 from mmlml.output_files import add_force_argument, check_output  # noqa: E402
 from mmlml.registry import DATASETS  # noqa: E402
 
@@ -199,6 +204,8 @@ def main(argv=None):
     cfg = Config.fromfile(args.config)
     if args.cfg_options is not None:
         cfg.merge_from_dict(args.cfg_options)
+    # Never over the labels (or any other file) the config trains on.
+    check_config_output(args.out, cfg)
     init_default_scope(cfg.get('default_scope', 'mmpretrain'))
     device = args.device or ('cuda' if torch.cuda.is_available() else 'cpu')
 

@@ -31,7 +31,14 @@ of the images and rank 0 writes the file. The run is resumable: each chunk
 of ``--chunk-size`` images is saved in ``<out>.parts/`` once scored, and a
 run started again with the same arguments scores only the chunks that are
 missing (a folder made with another labeller, pipeline or chunk size is
-refused: delete it). The folder is removed once the file is written. Rank 0
+refused: delete it). The folder is removed once the file is written. A
+``<out>.parts`` that mmlml did not make (without its ``.mmlml-owned``
+marker file) is refused and left as it is.
+
+``--out`` is never a file that CONFIG reads (its label files, annotation
+files, checkpoints...), even with ``--force``; the ``scores_file`` (or
+``cache_file``) of CONFIG's ``VLPseudoLabelHook`` is what the tool makes
+and may be replaced with ``--force``. Rank 0
 prints a progress line on stderr.
 """
 import argparse
@@ -55,6 +62,7 @@ from mmlml.datasets import PartialLabelDataset  # noqa: E402
 from mmlml.datasets import find_partial_label_dataset  # noqa: E402
 from mmlml.dist_end import end_distributed  # noqa: E402
 from mmlml.hooks.vl_pseudo_label_hook import scoring_pipeline  # noqa: E402
+from mmlml.output_files import check_config_output  # noqa: E402
 from mmlml.output_files import add_force_argument, check_output  # noqa: E402
 from mmlml.registry import DATASETS, MODELS  # noqa: E402
 
@@ -114,6 +122,16 @@ def parse_args(argv=None):
     return args
 
 
+def hook_score_files(cfg) -> list:
+    """The ``scores_file`` and ``cache_file`` of the config's
+    ``VLPseudoLabelHook``: the files this tool is meant to write."""
+    return [
+        hook[key] for hook in cfg.get('custom_hooks', None) or []
+        if hook.get('type') == 'VLPseudoLabelHook'
+        for key in ('scores_file', 'cache_file') if hook.get(key)
+    ]
+
+
 def find_labeller(cfg, labeller_file=None, options=None) -> ConfigDict:
     """The labeller config: ``labeller`` of ``labeller_file``, else that of
     the config's ``VLPseudoLabelHook``, with ``options`` merged in."""
@@ -165,6 +183,9 @@ def main(argv=None):
     cfg = Config.fromfile(args.config)
     if args.cfg_options is not None:
         cfg.merge_from_dict(args.cfg_options)
+    # Never over a file the config reads, but for the scores (and cache)
+    # file of its VLPseudoLabelHook: that is what this tool makes.
+    check_config_output(args.out, cfg, exclude=hook_score_files(cfg))
     init_default_scope(cfg.get('default_scope', 'mmpretrain'))
     if args.launcher != 'none':
         init_dist(args.launcher)

@@ -1,10 +1,18 @@
-"""The index check shared by the dataset classes, with errors that name
-the dataset and the index. (Numeric arguments are checked with
-:func:`mmlml.utils.hyperparameters.check_hparam`.)"""
+"""The checks shared by the dataset classes, with errors that name the
+dataset and the argument: indices, the annotation files of a wrapped
+dataset (before anything reads them) and its pipeline. (Numeric arguments
+are checked with :func:`mmlml.utils.hyperparameters.check_hparam`.)"""
 import numbers
-from typing import Any
+import os.path as osp
+from typing import Any, Iterator, List, Tuple
 
-__all__ = ['check_index']
+from .file_utils import refuse_pickle
+
+__all__ = ['check_index', 'check_annotation_files', 'check_packed_pipeline']
+
+#: Extensions that ``mmengine.load`` reads with its YAML loader, which can
+#: build any Python object (mmlml's own datasets read YAML safely).
+UNSAFE_YAML_EXTENSIONS = ('.yaml', '.yml')
 
 
 def check_index(idx: Any, length: int, owner: str) -> int:
@@ -35,3 +43,104 @@ def check_index(idx: Any, length: int, owner: str) -> int:
         raise IndexError(f'Index {idx} out of range for a {owner} of '
                          f'length {length}.')
     return idx + length if idx < 0 else idx
+
+
+def _get(dataset: Any, key: str) -> Any:
+    """``key`` of a dataset config (a dict) or attribute of a dataset."""
+    if isinstance(dataset, dict):
+        return dataset.get(key)
+    return getattr(dataset, key, None)
+
+
+def _datasets(dataset: Any, where: str) -> Iterator[Tuple[Any, str]]:
+    """``dataset`` and every dataset it wraps (the ``dataset`` of
+    ``RepeatDataset``, ``ClassBalancedDataset`` and ``PartialLabelDataset``,
+    the ``datasets`` of ``ConcatDataset``), with where each sits."""
+    yield dataset, where
+    inner = _get(dataset, 'dataset')
+    if inner is not None:
+        yield from _datasets(inner, f'{where}.dataset')
+    parts = _get(dataset, 'datasets')
+    if isinstance(parts, (list, tuple)):
+        for i, part in enumerate(parts):
+            yield from _datasets(part, f'{where}.datasets[{i}]')
+
+
+def _is_mmlml_dataset(dataset: Any) -> bool:
+    """Whether ``dataset`` (a config or a dataset) is one of mmlml's
+    datasets, which read their annotation files with safe parsers."""
+    kind = _get(dataset, 'type') if isinstance(dataset, dict) \
+        else type(dataset)
+    if isinstance(kind, str):
+        from mmlml.registry import DATASETS
+        kind = DATASETS.get(kind)
+    return str(getattr(kind, '__module__', '')).startswith('mmlml.')
+
+
+def check_annotation_files(dataset: Any, where: str = 'dataset') -> None:
+    """Refuse annotation files that loading would execute, before any is
+    read: in ``dataset`` (a config dict or a dataset) and every dataset it
+    wraps (:func:`_datasets`).
+
+    MMEngine's ``BaseDataset`` (and so MMPretrain's ``MultiLabelDataset``)
+    reads ``ann_file`` with ``mmengine.load``, which unpickles a ``.pkl``
+    (any code the file names runs) and parses YAML with a loader that
+    builds any Python object. A pickle ``ann_file`` is refused in every
+    dataset; a YAML one in datasets other than mmlml's (which parse YAML
+    with ``yaml.safe_load``).
+
+    Args:
+        dataset: The dataset config or dataset.
+        where (str): How the errors name ``dataset``.
+
+    Raises:
+        ValueError: An ``ann_file`` in one of these formats, naming the
+            file, the dataset and the format to convert it to.
+    """
+    for part, name in _datasets(dataset, where):
+        ann_file = _get(part, 'ann_file')
+        if not ann_file:
+            continue
+        refuse_pickle(ann_file, f'The annotation file ({name}.ann_file)')
+        extension = osp.splitext(str(ann_file))[1].lower()
+        if (extension in UNSAFE_YAML_EXTENSIONS
+                and not _is_mmlml_dataset(part)):
+            raise ValueError(
+                f'The annotation file ({name}.ann_file) {str(ann_file)!r} '
+                'is YAML, which this dataset reads with MMEngine\'s YAML '
+                'loader (it can build any Python object and run code): '
+                'convert the file to JSON (.json).')
+
+
+def _transform_names(pipeline: Any) -> List[str]:
+    """The class names of the transforms of a ``Compose``."""
+    return [type(t).__name__ for t in getattr(pipeline, 'transforms', ())]
+
+
+def check_packed_pipeline(dataset: Any, owner: str) -> None:
+    """Refuse a wrapped dataset whose pipeline does not end its samples in
+    a packing transform (MMPretrain's ``PackInputs`` or another
+    ``Pack*``): the wrapper's samples need it to become ``inputs`` and
+    ``data_samples`` that keep ``sample_idx`` and ``gt_score``. An empty
+    pipeline (a dataset built to read its labels only) is accepted, and so
+    is a pipeline that is not a ``Compose`` of transforms.
+
+    Args:
+        dataset: The wrapped dataset, or MMEngine's ``ConcatDataset`` of
+            such datasets (each part is checked).
+        owner (str): The wrapper, as the error names it.
+
+    Raises:
+        ValueError: A pipeline with transforms and none of them a
+            ``Pack*``, naming its transforms.
+    """
+    for part, name in _datasets(dataset, 'dataset'):
+        pipeline = getattr(part, 'pipeline', None)
+        names = _transform_names(pipeline)
+        if not names or any(n.startswith('Pack') for n in names):
+            continue
+        raise ValueError(
+            f'{owner}: the pipeline of the wrapped dataset ({name}.pipeline: '
+            f'{names}) has no PackInputs: its samples would not carry '
+            'sample_idx and the labels into the model. End the pipeline with '
+            "dict(type='PackInputs').")

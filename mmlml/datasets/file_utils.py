@@ -5,7 +5,8 @@ import os.path as osp
 from typing import Any, List
 
 __all__ = [
-    'check_file', 'read_lines', 'quote', 'load_annotation', 'SAFE_FORMATS'
+    'check_file', 'read_lines', 'quote', 'load_annotation', 'refuse_pickle',
+    'SAFE_FORMATS', 'PICKLE_EXTENSIONS'
 ]
 
 #: The formats :func:`load_annotation` reads, by file extension: parsers
@@ -40,6 +41,31 @@ def quote(entry: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[:limit] + '...'
 
 
+def _formats() -> str:
+    """The formats :func:`load_annotation` reads, as errors list them."""
+    return ', '.join(f'{name} ({ext})' for ext, name in SAFE_FORMATS.items())
+
+
+def refuse_pickle(path: Any, what: str = 'The annotation file') -> None:
+    """Refuse ``path`` if its extension is a pickle's (``.pkl``,
+    ``.pickle``, ``.pk``), before anything reads it: unpickling (as
+    ``mmengine.load`` does for these extensions) can run any code the file
+    names.
+
+    Raises:
+        ValueError: ``path`` is a pickle, naming it and the formats to
+            convert it to.
+    """
+    if osp.splitext(str(path))[1].lower() not in PICKLE_EXTENSIONS:
+        return
+    raise ValueError(
+        f'{what} {str(path)!r} is a pickle file: loading a pickle can run any '
+        'code it names, so it is refused. Annotation files are read in '
+        f'{_formats()}. Convert a file you trust once, in a session you '
+        "allow to run its code: mmengine.dump(mmengine.load('x.pkl'), "
+        "'x.json').")
+
+
 def load_annotation(path: str, what: str = 'The annotation file') -> Any:
     """Parse a JSON (``.json``) or YAML (``.yaml``, ``.yml``) annotation
     file with a safe parser (``json.loads``, ``yaml.safe_load``), from a
@@ -50,20 +76,12 @@ def load_annotation(path: str, what: str = 'The annotation file') -> Any:
             one can run any code it names, so it is refused; or another
             format; or a file that does not parse.
     """
+    refuse_pickle(path, what)
     extension = osp.splitext(path)[1].lower()
-    formats = ', '.join(f'{name} ({ext})'
-                        for ext, name in SAFE_FORMATS.items())
-    if extension in PICKLE_EXTENSIONS:
-        raise ValueError(
-            f'{what} {path!r} is a pickle file: loading a pickle can run any '
-            'code it names, so it is refused. Annotation files are read in '
-            f'{formats}. Convert a file you trust once, in a session you '
-            "allow to run its code: mmengine.dump(mmengine.load('x.pkl'), "
-            "'x.json').")
     if extension not in SAFE_FORMATS:
         raise ValueError(f'{what} {path!r} has the extension '
                          f'{extension or "(none)"!r}: annotation files are '
-                         f'read in {formats}.')
+                         f'read in {_formats()}.')
     if '://' in path:  # MMEngine's file backends (http, s3, ...)
         from mmengine.fileio import get_text
         text = get_text(path)

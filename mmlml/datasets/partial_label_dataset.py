@@ -10,7 +10,7 @@ from mmengine.dataset.base_dataset import force_full_init
 from mmengine.logging import print_log
 
 from mmlml.registry import DATASETS
-from .checks import check_index
+from .checks import check_annotation_files, check_index, check_packed_pipeline
 from .label_files import load_label_file
 from .label_states import annotation_states, evaluation_target
 from .partial_label_arguments import (MODES, SPLITS, VAL_LABELS,
@@ -57,7 +57,12 @@ class PartialLabelDataset:
             config dict (built with ``DATASETS``) or an instance, with a
             ``pipeline`` (any MMEngine ``BaseDataset``), or MMEngine's
             ``ConcatDataset`` of such datasets (each sample then goes
-            through the pipeline of its part).
+            through the pipeline of its part). Its pipeline must contain
+            ``PackInputs`` (or be empty, to read labels only), and no
+            dataset of it may have a pickle ``ann_file`` (nor a YAML one
+            read by MMEngine's loader): both are refused before the
+            dataset is built (:func:`~mmlml.datasets.checks.\
+check_annotation_files`).
         mode (str): ``'single_positive'`` (one positive per image, as Cole
             et al.'s generator), ``'ratio'`` (Zhang et al.'s missing-ratio
             protocol), ``'full'`` (every label observed), ``'annotated'``
@@ -121,6 +126,8 @@ class PartialLabelDataset:
                                            val_unknown, self.MODES,
                                            self.SPLITS, self.VAL_LABELS)
 
+        # Before the wrapped dataset reads its annotation file.
+        check_annotation_files(dataset)
         if isinstance(dataset, dict):
             dataset = DATASETS.build(dataset)
         has_pipeline = (
@@ -132,6 +139,7 @@ class PartialLabelDataset:
                 '`get_data_info`, `pipeline` and `metainfo` (e.g. a '
                 "MultiLabelDataset, or MMEngine's ConcatDataset of such "
                 f'datasets), but got {type(dataset)}.')
+        check_packed_pipeline(dataset, 'PartialLabelDataset')
         self.dataset = dataset
         self.pipeline = getattr(dataset, 'pipeline', None)
         self.mode = mode

@@ -2,7 +2,6 @@
 method."""
 import hashlib
 import logging
-import os.path as osp
 import re
 from typing import List, Optional, Tuple
 
@@ -22,24 +21,27 @@ __all__ = ['ResumeCheckHook', 'partial_label_fingerprint']
 FINGERPRINT_KEY = 'partial_labels'
 
 
-def _file_digest(path) -> Optional[str]:
-    if path is None or not osp.isfile(path):
-        return None
-    digest = hashlib.sha256()
-    with open(path, 'rb') as f:
-        for block in iter(lambda: f.read(1 << 20), b''):
-            digest.update(block)
-    return digest.hexdigest()
+def array_digest(array: np.ndarray) -> str:
+    """A digest of the values of an array, read once (without a copy if it
+    is contiguous). The caller fixes the dtype (``int8`` labels,
+    ``float32`` scores), so that equal values give equal digests; the
+    shape is recorded beside it."""
+    array = np.ascontiguousarray(array)
+    return hashlib.blake2b(
+        memoryview(array).cast('B'), digest_size=16).hexdigest()
 
 
-def partial_label_fingerprint(dataset) -> Optional[dict]:
-    """What fixes the partial labels a run trains on: the
+def partial_label_fingerprint(dataset, hooks=()) -> Optional[dict]:
+    """What fixes the labels a run trains on, by value: the
     :class:`~mmlml.datasets.PartialLabelDataset` settings (``mode``,
     ``ratio``, ``seed``, ``split``, ``val_frac``, ``split_seed``), the
-    SHA-256 of its ``label_file``, the number of samples and classes, and a
-    digest of the observed label matrix itself (which catches a changed
-    annotation file too). None for a training set that is not, and does not
-    wrap, a ``PartialLabelDataset``.
+    number of samples and classes, a digest of the observed label matrix
+    itself (the values of a ``label_file`` or of the annotation, whatever
+    the file's format or dtype), and, under ``pseudo_labels``, what fixes
+    the pseudo-labels of each hook in ``hooks`` with a ``label_source``
+    method (:meth:`~mmlml.hooks.VLPseudoLabelHook.label_source`: the
+    digest of its scores, its thresholds, its labeller). None for a
+    training set that is not, and does not wrap, a ``PartialLabelDataset``.
 
     Hashes the ``(N, C)`` int8 matrix once, without a copy (about a second
     at OpenImages scale).
@@ -48,19 +50,38 @@ def partial_label_fingerprint(dataset) -> Optional[dict]:
         partial = find_partial_label_dataset(dataset)
     except TypeError:
         return None
-    labels = np.ascontiguousarray(partial.observed_labels)
-    return dict(
+    labels = partial.observed_labels
+    fingerprint = dict(
         mode=partial.mode,
         ratio=partial.ratio,
         seed=partial.seed,
         split=partial.split,
         val_frac=partial.val_frac,
         split_seed=partial.split_seed,
-        label_file=_file_digest(partial.label_file),
         num_samples=int(labels.shape[0]),
         num_classes=int(labels.shape[1]),
-        observed_labels=hashlib.blake2b(
-            memoryview(labels).cast('B'), digest_size=16).hexdigest())
+        observed_labels=array_digest(labels.view(np.int8)))
+    sources = {}
+    for hook in hooks:
+        label_source = getattr(hook, 'label_source', None)
+        if callable(label_source):
+            name = type(hook).__name__
+            key = name if name not in sources else f'{name}[{len(sources)}]'
+            sources[key] = label_source(partial)
+    if sources:
+        fingerprint['pseudo_labels'] = sources
+    return fingerprint
+
+
+def _flatten(fingerprint: dict, prefix: str = '') -> dict:
+    """A fingerprint as ``{dotted key: value}``."""
+    flat = {}
+    for key, value in fingerprint.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f'{prefix}{key}.'))
+        else:
+            flat[f'{prefix}{key}'] = value
+    return flat
 
 
 def _shape(tensor) -> Tuple[int, ...]:
@@ -97,9 +118,17 @@ class ResumeCheckHook(Hook):
 
     - partial labels other than those the checkpoint was trained on (the
       checkpoint holds :func:`partial_label_fingerprint` of its training
-      set): another ``mode``, ``ratio``, ``seed``, split, label file or
-      annotation would continue the run, and its per-sample state, on
-      other labels. With ``allow_label_change=True`` this is a warning.
+      set): another ``mode``, ``ratio``, ``seed``, split, label values or
+      annotation, or other pseudo-labels (another scores file's values,
+      threshold or labeller of :class:`VLPseudoLabelHook`) would continue
+      the run, and its per-sample state, on other labels. With
+      ``allow_label_change=True`` this is a warning.
+    - a checkpoint without that fingerprint (saved before mmlml recorded
+      it, or by a run without this hook), or without the part of it that
+      a hook of this run adds (its pseudo-labels), for a partial-label
+      training set: nothing shows that it was trained on these labels.
+      With ``allow_missing_fingerprint=True`` (or
+      ``allow_label_change=True``) this is a warning.
 
     A checkpoint trained with another loss (``model.head.loss.type`` of its
     saved config) resumes with a warning. Loading weights to start a new
@@ -110,14 +139,22 @@ class ResumeCheckHook(Hook):
     has none; mmlml's configs register it as ``default_hooks.resume_check``.
 
     Args:
-        allow_label_change (bool): Resume on other partial labels with a
-            warning instead of an error. Defaults to False.
+        allow_label_change (bool): Resume on other partial labels (or on a
+            checkpoint without their fingerprint) with a warning instead of
+            an error. Defaults to False.
+        allow_missing_fingerprint (bool): Resume from a checkpoint that
+            holds no fingerprint of its training labels, or not all of it,
+            with a warning instead of an error (labels that differ are
+            still refused). Defaults to False.
     """
 
     priority = 'VERY_HIGH'
 
-    def __init__(self, allow_label_change: bool = False) -> None:
+    def __init__(self,
+                 allow_label_change: bool = False,
+                 allow_missing_fingerprint: bool = False) -> None:
         self.allow_label_change = bool(allow_label_change)
+        self.allow_missing_fingerprint = bool(allow_missing_fingerprint)
         self._fingerprint = None
 
     def fingerprint(self, runner) -> Optional[dict]:
@@ -126,7 +163,8 @@ class ResumeCheckHook(Hook):
         if self._fingerprint is None:
             loader = getattr(runner, 'train_dataloader', None)
             self._fingerprint = partial_label_fingerprint(
-                getattr(loader, 'dataset', None)) or {}
+                getattr(loader, 'dataset', None), getattr(runner, 'hooks',
+                                                          ())) or {}
         return self._fingerprint or None
 
     def before_save_checkpoint(self, runner, checkpoint: dict) -> None:
@@ -157,8 +195,9 @@ class ResumeCheckHook(Hook):
         problems += self._label_problems(runner, checkpoint)
         if problems:
             raise ValueError(
-                'Cannot resume from this checkpoint: it was not saved by a '
-                'run of this config. ' + ' '.join(problems) + ' Resuming '
+                'Cannot resume from this checkpoint: it may not have been '
+                'saved by a run of this config. ' + ' '.join(problems) +
+                ' Resuming '
                 'continues the same run (its epoch, optimizer, schedule and '
                 'per-sample state); to start a new run from these weights, '
                 'set `load_from` and leave `resume` False (MMEngine then '
@@ -212,35 +251,67 @@ class ResumeCheckHook(Hook):
         ]
 
     def _label_problems(self, runner, checkpoint: dict) -> List[str]:
-        saved = checkpoint.get(FINGERPRINT_KEY)
-        if not isinstance(saved, dict):  # saved before fingerprints
-            return []
         now = self.fingerprint(runner)
         if now is None:  # not a partial-label training set
             return []
+        saved = checkpoint.get(FINGERPRINT_KEY)
+        saved = _flatten(saved) if isinstance(saved, dict) else {}
+        now = _flatten(now)
+        # Keys of this run only are compared: the checkpoint may hold keys
+        # of earlier versions (the SHA-256 of the label file's bytes, whose
+        # values are in observed_labels now) or what this run cannot know
+        # (the scores of a scores file that is gone).
+        missing = sorted(
+            {'.'.join(key.split('.')[:2])
+             for key in now if key not in saved})
+        if not saved:
+            missing = ['its training labels']
         changed = [
             f'{key} {saved.get(key)!r} -> {now.get(key)!r}'
-            for key in sorted(set(saved) | set(now))
-            if key != 'observed_labels' and saved.get(key) != now.get(key)
+            for key in sorted(saved) if key != 'observed_labels' and key in now
+            and saved[key] != now[key]
         ]
-        if not changed and saved.get('observed_labels') != now.get(
-                'observed_labels'):
-            changed = ['the observed labels (another annotation file?)']
-        if not changed:
-            return []
-        message = ("The training set's partial labels differ from those "
-                   'the checkpoint was trained on: ' + '; '.join(changed) +
-                   '. The run (and its per-sample state) would continue on '
-                   'other labels. To do so on purpose, set '
-                   "default_hooks.resume_check=dict(type='ResumeCheckHook',"
-                   ' allow_label_change=True).')
-        if self.allow_label_change:
-            print_log(
-                f'ResumeCheckHook: {message}',
-                logger='current',
-                level=logging.WARNING)
-            return []
-        return [message]
+        if not changed and saved.get(
+                'observed_labels',
+                now.get('observed_labels')) != now.get('observed_labels'):
+            changed = [
+                'the observed labels (another label file or '
+                'annotation?)'
+            ]
+        setting = ("default_hooks.resume_check=dict(type='ResumeCheckHook', "
+                   '{}=True)')
+        problems = []
+        if changed:
+            problems.append(
+                self._refuse_or_warn(
+                    "The training set's partial labels differ from those the "
+                    f'checkpoint was trained on: {"; ".join(changed)}. The '
+                    'run (and its per-sample state) would continue on other '
+                    'labels. To do so on purpose, set '
+                    f'{setting.format("allow_label_change")}.',
+                    self.allow_label_change))
+        if missing:
+            problems.append(
+                self._refuse_or_warn(
+                    'The checkpoint holds no fingerprint of '
+                    f'{", ".join(missing)} (saved before mmlml recorded it, '
+                    'or by a run without ResumeCheckHook): nothing shows it '
+                    'was trained on the labels of this run. If it was, set '
+                    f'{setting.format("allow_missing_fingerprint")}.',
+                    self.allow_missing_fingerprint or self.allow_label_change))
+        return [problem for problem in problems if problem]
+
+    @staticmethod
+    def _refuse_or_warn(message: str, allowed: bool) -> Optional[str]:
+        """``message`` as a problem, or logged as a warning (and None) if
+        the user ``allowed`` it."""
+        if not allowed:
+            return message
+        print_log(
+            f'ResumeCheckHook: {message}',
+            logger='current',
+            level=logging.WARNING)
+        return None
 
     @staticmethod
     def _saved_config(checkpoint: dict) -> Optional[Config]:

@@ -19,6 +19,7 @@ from mmlml.pseudo_labellers import (BasePseudoLabeller, all_ranks_agree,
                                     score_dataset, select_pseudo_labels)
 from mmlml.registry import HOOKS, MODELS
 from .label_store_hook import LabelStoreHook
+from .resume_check_hook import array_digest
 
 __all__ = ['VLPseudoLabelHook', 'scoring_pipeline']
 
@@ -109,7 +110,10 @@ class VLPseudoLabelHook(LabelStoreHook):
       labeller, the pipeline or the training set changes.
 
     A resumed run (``resume=True``) restores the store from the checkpoint
-    and scores nothing. The random number generators of training are left
+    and scores nothing; :class:`ResumeCheckHook` refuses it if the
+    pseudo-labels would differ from the checkpoint's (another threshold,
+    other values in the scores file, another labeller:
+    :meth:`label_source`). The random number generators of training are left
     untouched (the scoring runs in a fork of them), and the loop may be
     epoch- or iteration-based.
 
@@ -204,6 +208,27 @@ class VLPseudoLabelHook(LabelStoreHook):
         self.num_workers = _positive_int(num_workers, 'num_workers', True)
         self.chunk_size = _positive_int(chunk_size, 'chunk_size')
         self._restored = False
+
+    def label_source(self, dataset) -> dict:
+        """What fixes the pseudo-labels this hook writes on ``dataset`` (the
+        training :class:`~mmlml.datasets.PartialLabelDataset`), by value,
+        for :func:`~mmlml.hooks.resume_check_hook.partial_label_fingerprint`:
+        the thresholds and the digest of the training rows of
+        ``scores_file`` (not if the file is gone: a resumed run reads no
+        scores, its pseudo-labels come back from the checkpoint), or else
+        the labeller's config and the hook's ``pipeline`` (the labeller's
+        scores are not computed again to check a resumed run)."""
+        source = dict(self.thresholds)
+        if self.scores_file is not None:
+            if osp.isfile(self.scores_file):
+                source['scores'] = array_digest(
+                    load_scores(self.scores_file, len(dataset.dataset),
+                                dataset.num_classes, dataset.indices))
+        else:
+            source['labeller'] = str(self.labeller) if isinstance(
+                self.labeller, dict) else type(self.labeller).__name__
+            source['pipeline'] = str(self.pipeline)
+        return source
 
     def after_load_checkpoint(self, runner, checkpoint: dict) -> None:
         """Note whether the store comes back from a resumed checkpoint (then

@@ -619,3 +619,82 @@ def test_file_mode_statistics(ann_file, tmp_path, monkeypatch):
     stats = _build(ann_file, mode='file', label_file=empty).statistics()
     assert stats['observed_positive_precision'] is None
     assert 'precision n/a' in messages[-2]
+
+
+class _RunsWhenUnpickled:
+    """A pickle payload that leaves a mark when it is loaded."""
+
+    def __init__(self, mark):
+        self.mark = mark
+
+    def __reduce__(self):
+        return (open, (self.mark, 'w'))
+
+
+@pytest.mark.parametrize(
+    'wrap, where',
+    [(lambda inner: inner, r'dataset\.ann_file'),
+     (lambda inner: dict(type='RepeatDataset', times=2, dataset=inner),
+      r'dataset\.dataset\.ann_file'),
+     (lambda inner: dict(
+         type='ClassBalancedDataset', oversample_thr=0.1, dataset=inner),
+      r'dataset\.dataset\.ann_file'),
+     (lambda inner: dict(type='ConcatDataset', datasets=[inner]),
+      r'dataset\.datasets\[0\]\.ann_file')],
+    ids=['plain', 'repeat', 'class-balanced', 'concat'])
+def test_pickle_annotation_of_a_wrapped_dataset_is_refused(
+        tmp_path, wrap, where):
+    """MMPretrain's MultiLabelDataset reads its ann_file with
+    mmengine.load, which unpickles a .pkl: inside the wrapper (also behind
+    MMEngine's dataset wrappers) it is refused before anything reads it,
+    naming the file and the formats to convert it to."""
+    mark = tmp_path / 'payload_ran'
+    ann_file = tmp_path / 'ann.pkl'
+    with open(ann_file, 'wb') as f:
+        pickle.dump(_RunsWhenUnpickled(str(mark)), f)
+    inner = dict(
+        type='MultiLabelDataset',
+        ann_file=str(ann_file),
+        pipeline=[dict(type='PackInputs')])
+    with DefaultScope.overwrite_default_scope('mmpretrain'):
+        with pytest.raises(
+                ValueError,
+                match=where + r"\) '.*ann\.pkl' is a pickle file.*JSON"):
+            DATASETS.build(
+                dict(type='PartialLabelDataset', dataset=wrap(inner)))
+    assert not mark.exists()
+
+
+def test_yaml_annotation_of_a_stock_dataset_is_refused(tmp_path):
+    """MMEngine reads YAML with a loader that builds any Python object:
+    a stock dataset's YAML ann_file is refused (mmlml's datasets read YAML
+    safely)."""
+    ann_file = tmp_path / 'ann.yaml'
+    ann_file.write_text('!!python/object/apply:os.getcwd []\n')
+    with pytest.raises(ValueError, match=r"ann\.yaml' is YAML.*JSON"):
+        PartialLabelDataset(
+            dict(type='MultiLabelDataset', ann_file=str(ann_file)))
+
+
+def test_pipeline_without_pack_inputs_is_refused(ann_file):
+    """A wrapped pipeline that packs nothing gives samples without
+    sample_idx and labels in the model: refused when the wrapper is built,
+    naming the transforms. An empty pipeline (labels only) is accepted."""
+    inner = dict(
+        type='MultiLabelDataset',
+        ann_file=ann_file,
+        pipeline=[dict(type='LoadImageFromFile')])
+    with pytest.raises(
+            ValueError,
+            match=r"dataset\.pipeline: \['LoadImageFromFile'\]\) has no "
+            r'PackInputs'):
+        _build_wrapper(inner)
+    with pytest.raises(ValueError, match=r'datasets\[1\]\.pipeline'):
+        _build_wrapper(
+            dict(type='ConcatDataset', datasets=[_inner(ann_file), inner]))
+    assert len(_build_wrapper(dict(inner, pipeline=[]))) == NUM_SAMPLES
+
+
+def _build_wrapper(inner):
+    with DefaultScope.overwrite_default_scope('mmpretrain'):
+        return DATASETS.build(dict(type='PartialLabelDataset', dataset=inner))

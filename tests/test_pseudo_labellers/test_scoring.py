@@ -14,6 +14,7 @@ from mmengine.registry import DefaultScope
 
 import mmlml  # noqa: F401
 from mmlml.analysis import model_scores
+from mmlml.output_files import OWNER_MARKER
 from mmlml.pseudo_labellers import (BasePseudoLabeller, ModelPseudoLabeller,
                                     load_scores, save_scores, score_dataset)
 from mmlml.registry import DATASETS, MODELS
@@ -89,9 +90,9 @@ def test_chunk_files_make_scoring_resumable(tiny_demo_config, tmp_path):
     assert torch.equal(
         torch.cat(labeller.observed),
         torch.from_numpy(dataset.observed_labels))
-    assert sorted(os.listdir(
-        parts)) == [f'chunk_{start:010d}.npy'
-                    for start in range(0, 51, 10)] + ['meta.json']
+    assert sorted(os.listdir(parts)) == [OWNER_MARKER] + [
+        f'chunk_{start:010d}.npy' for start in range(0, 51, 10)
+    ] + ['meta.json']
 
     # Started again: every chunk is read back, nothing is scored.
     labeller.scored.clear()

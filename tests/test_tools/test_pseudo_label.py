@@ -148,3 +148,28 @@ def test_demo_tool_skips_a_second_stage_without_its_file(
         osp.join(ROOT, 'configs', 'demo', 'an.py')) is None
     assert demo_tool.main([config, '--work-dir', str(tmp_path)]) == {}
     assert '[pseudo_label] skipped' in capsys.readouterr().out
+
+
+def labels_config(tiny_demo_config, tmp_path):
+    """The tiny demo trained on a label file (64 x 20 int8): the config and
+    the file."""
+    labels = tmp_path / 'first_stage_labels.npy'
+    np.save(labels, np.zeros((64, 20), dtype=np.int8))
+    config = tiny_demo_config()
+    with open(config, 'a') as f:
+        f.write(f'train_dataloader = dict(dataset=dict(mode="file", '
+                f'label_file={str(labels)!r}))\n')
+    return config, labels
+
+
+def test_out_is_never_the_label_file_of_the_config(tiny_demo_config, tmp_path):
+    """`--out` naming the label_file the config trains on replaced the
+    config's own labels with --force: refused, the file left as it was."""
+    config, labels = labels_config(tiny_demo_config, tmp_path)
+    before = labels.read_bytes()
+    checkpoint = tmp_path / 'model.pth'
+    checkpoint.write_bytes(b'unused')
+    for out in (str(labels), str(tmp_path / '.' / labels.name)):
+        with pytest.raises(ValueError, match='also an input'):
+            tool.main([config, str(checkpoint), '--out', out, '--force'])
+    assert labels.read_bytes() == before

@@ -16,7 +16,9 @@ from mmpretrain.registry import MODELS
 
 import mmlml  # noqa: F401
 from mmlml.checkpoint_policy import hub_cache_file
-from mmlml.output_files import check_output
+from mmlml.output_files import (OWNER_MARKER, check_config_output,
+                                check_output, config_input_files,
+                                make_own_folder, remove_own_folder)
 
 for folder in ('tools', 'tools/analysis', 'tools/model_converters',
                'tools/dataset_converters'):
@@ -42,6 +44,52 @@ def test_check_output(tmp_path):
     other = str(tmp_path / '.' / 'existing.json')
     with pytest.raises(ValueError, match='also an input'):
         check_output(other, [str(existing)], True)
+
+
+def test_config_input_files(tmp_path):
+    """The files a config names, wherever (also under a data_root), are
+    inputs an output is never written over; an excluded one (a tool's own
+    output slot) is not."""
+    labels = tmp_path / 'labels.npy'
+    ann = tmp_path / 'data' / 'ann.json'
+    ann.parent.mkdir()
+    for path in (labels, ann):
+        path.write_text('input')
+    cfg = Config(
+        dict(
+            train_dataloader=dict(
+                dataset=dict(
+                    type='PartialLabelDataset',
+                    label_file=str(labels),
+                    dataset=dict(
+                        data_root=str(tmp_path /
+                                      'data'), ann_file='ann.json'))),
+            custom_hooks=[dict(scores_file=str(tmp_path / 'new.npy'))]))
+    found = config_input_files(cfg)
+    assert found == [str(labels), str(ann)]
+    assert config_input_files(cfg, exclude=[str(labels)]) == [str(ann)]
+    for path in (labels, ann):
+        with pytest.raises(ValueError, match='also an input'):
+            check_config_output(str(path), cfg)
+    check_config_output(str(tmp_path / 'new.npy'), cfg)
+
+
+def test_own_folders(tmp_path):
+    """A folder is made with a marker and deleted only with it: a folder
+    of someone else's is never adopted nor deleted."""
+    own = tmp_path / 'out.npy.parts'
+    make_own_folder(str(own))
+    make_own_folder(str(own))  # reused
+    assert (own / OWNER_MARKER).is_file()
+    assert remove_own_folder(str(own)) and not own.exists()
+    foreign = tmp_path / 'mine'
+    foreign.mkdir()
+    (foreign / 'data.txt').write_text('mine')
+    with pytest.raises(ValueError, match='not made by mmlml'):
+        make_own_folder(str(foreign))
+    assert not remove_own_folder(str(foreign))
+    assert (foreign / 'data.txt').read_text() == 'mine'
+    assert sorted(p.name for p in foreign.iterdir()) == ['data.txt']
 
 
 # Every tool that writes a file: (module, the command line before the

@@ -16,6 +16,7 @@ from mmlml.registry import DATASETS, MODELS
 
 sys.path.insert(0, osp.join(ROOT, 'tools'))
 import vl_pseudo_label as tool  # noqa: E402
+from test_pseudo_label import labels_config  # noqa: E402
 
 
 def test_scores_file_of_the_training_rows(tiny_demo_config, tmp_path):
@@ -60,6 +61,56 @@ def test_scores_file_of_the_training_rows(tiny_demo_config, tmp_path):
     every = tool.main(argv + ['--split', 'all', '--force'])
     assert not np.isnan(every).any()
     np.testing.assert_allclose(every[scored], scores[scored], atol=1e-6)
+
+
+def _model_labeller(config, tmp_path):
+    """The --labeller-options of a ModelPseudoLabeller of the config's
+    untrained model."""
+    cfg = Config.fromfile(config)
+    with DefaultScope.overwrite_default_scope('mmpretrain'):
+        model = MODELS.build(
+            dict(cfg.model, data_preprocessor=cfg.data_preprocessor))
+    checkpoint = str(tmp_path / 'demo.pth')
+    torch.save(dict(state_dict=model.state_dict(), meta={}), checkpoint)
+    return [
+        '--labeller-options', 'type=ModelPseudoLabeller', f'config={config}',
+        f'checkpoint={checkpoint}', '--device', 'cpu'
+    ]
+
+
+def test_out_is_never_a_file_of_the_config(tiny_demo_config, tmp_path):
+    """`--out` naming the label_file the config trains on wrote scores
+    (NaN rows) over it with --force: refused, the file left as it was. The
+    scores_file of the config's VLPseudoLabelHook is the tool's output and
+    is not refused."""
+    config, labels = labels_config(tiny_demo_config, tmp_path)
+    before = labels.read_bytes()
+    with pytest.raises(ValueError, match='also an input'):
+        tool.main([config, '--out', str(labels), '--force'] +
+                  _model_labeller(config, tmp_path))
+    assert labels.read_bytes() == before
+    cfg = Config(
+        dict(custom_hooks=[
+            dict(type='VLPseudoLabelHook', scores_file=str(labels))
+        ]))
+    assert tool.hook_score_files(cfg) == [str(labels)]
+
+
+def test_a_parts_folder_of_someone_else_is_left_alone(tiny_demo_config,
+                                                      tmp_path):
+    """An existing `<out>.parts/` that mmlml did not make was adopted as
+    the chunk folder, then deleted: refused, and left as it was."""
+    config = tiny_demo_config()
+    out = tmp_path / 'scores.npy'
+    folder = tmp_path / 'scores.npy.parts'
+    folder.mkdir()
+    (folder / 'notes.txt').write_text('mine')
+    with pytest.raises(ValueError, match='not made by mmlml'):
+        tool.main(
+            [config, '--out', str(out), '--chunk-size', '16'] +
+            _model_labeller(config, tmp_path))
+    assert sorted(p.name for p in folder.iterdir()) == ['notes.txt']
+    assert not out.exists()
 
 
 def test_labeller_from_the_hook_a_file_or_options(tmp_path):
