@@ -1,0 +1,72 @@
+"""A stand-in for ``tools/demo.py`` in the sweep tests: the same command
+line, no training. The validation mAP is a function of the learning rate
+and the seed (``80 - 10 |lr - 0.1| + seed / 10``), reached linearly over
+the epochs; each epoch is reported to the sweep's pruning hook when one
+is given, which may end the run. ``FAKE_EPOCH_SECONDS`` makes each epoch
+take that long (a worker can be killed mid-run)."""
+import argparse
+import json
+import os
+import os.path as osp
+import sys
+import time
+import types
+
+sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+
+from mmlml.benchmark.results import COLUMNS  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('config')
+    parser.add_argument('--seeds', type=int, nargs='+')
+    parser.add_argument('--work-dir')
+    parser.add_argument('--out')
+    parser.add_argument('--extra-hook', type=json.loads, action='append',
+                        default=[])
+    parser.add_argument('--launcher', default='none')
+    parser.add_argument('--cfg-options', nargs='+', default=[])
+    args = parser.parse_args()
+    options = dict(o.split('=', 1) for o in args.cfg_options)
+    lr = float(options['optim_wrapper.optimizer.lr'])
+    epochs = int(options['train_cfg.max_epochs'])
+    seed = args.seeds[0]
+    name = osp.splitext(osp.basename(args.config))[0]
+    val = 80 - abs(lr - 0.1) * 10 + seed / 10
+    hooks = []
+    for hook in args.extra_hook:
+        from mmlml.hooks import OptunaPruningHook
+        hook = dict(hook)
+        assert hook.pop('type') == 'OptunaPruningHook'
+        hooks.append(OptunaPruningHook(**hook))
+    loop = types.SimpleNamespace(stop_training=False)
+    runner = types.SimpleNamespace(
+        epoch=0, max_epochs=epochs, train_loop=loop,
+        logger=types.SimpleNamespace(info=print))
+    for epoch in range(1, epochs + 1):
+        time.sleep(float(os.environ.get('FAKE_EPOCH_SECONDS', 0)))
+        runner.epoch = epoch
+        for hook in hooks:
+            hook.after_val_epoch(runner,
+                                 {'multi-label/mAP': val * epoch / epochs})
+        if loop.stop_training:
+            break
+    run_dir = osp.join(args.work_dir, name, f'seed{seed}')
+    os.makedirs(run_dir, exist_ok=True)
+    checkpoint = osp.join(run_dir, f'best_multi-label_mAP_epoch_{epoch}.pth')
+    open(checkpoint, 'w').close()
+    summary = dict.fromkeys(COLUMNS, val - 1)
+    summary.update({
+        'best checkpoint': checkpoint,
+        'val mAP': val * epoch / epochs,
+        'best epoch': epoch,
+        'epochs': epochs,
+        'minutes': 0.01 * epoch
+    })
+    with open(args.out, 'w') as f:
+        json.dump({name: {'runs': [summary]}}, f)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,200 @@
+"""The benchmark sweep on Optuna storage (mmlml.benchmark.sweep, .worker,
+.executors, .record, .docs_check): workers on one storage, a killed
+worker's trial run again, the Slurm path through submitit's local
+executor, pruning, the export and its reports, ledgers read in, and the
+committed docs regenerated from their records. The runs are
+tests/benchmark_fake_trainer.py (no training)."""
+import json
+import os
+import os.path as osp
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import ROOT
+
+from mmlml.benchmark import docs_check
+from mmlml.benchmark.executors import start_workers, wait_workers
+from mmlml.benchmark.record import (LedgerError, export, import_ledger,
+                                    read_json)
+from mmlml.benchmark.report import report_args, write_reports
+from mmlml.benchmark.search import EPOCHS_KEY, LR_KEY, SearchRules
+from mmlml.benchmark.sweep import Sweep, SweepError
+from mmlml.benchmark.worker import work
+from mmlml.utils.optuna_storage import StorageError
+
+pytest.importorskip('optuna')
+
+FAKE = osp.join(ROOT, 'tests', 'benchmark_fake_trainer.py')
+AN, FULL = 'configs/demo/an.py', 'configs/demo/full_labels.py'
+
+
+def define(tmp_path, configs=(AN, FULL), prune=None, name='s', **rules):
+    rules = dict(dict(lrs=(0.1, 0.3), lr_bounds=(0.1, 0.3), seeds=(0, 1),
+                      max_doublings=0), **rules)
+    sweep = Sweep(str(tmp_path / 'sweep.db'), name, must_exist=False)
+    sweep.define(
+        dict(
+            name=name,
+            configs=list(configs),
+            settings=['single_positive'],
+            modes=['finetune'],
+            rules=SearchRules(**rules).to_dict(),
+            domain=None,
+            cfg_options={},
+            linear_lr=0.1,
+            baseline='an',
+            oracle='full_labels',
+            prune=prune,
+            trainer=FAKE,
+            work_dir=str(tmp_path / 'work'),
+            threads=1,
+            gpus_per_trial=1))
+    return sweep
+
+
+def states(sweep):
+    found = {}
+    for group in sweep.groups():
+        for trial in sweep.trials(group):
+            found.setdefault(trial.state.name, []).append(
+                trial.user_attrs['run'])
+    return found
+
+
+def test_two_local_workers_finish_a_sweep_and_the_export_makes_the_tables(
+        tmp_path):
+    sweep = define(tmp_path)
+    handles = start_workers(sweep.spec, 's', 2)
+    assert wait_workers(handles) == []
+    done = states(sweep)
+    # 2 configs x (2 learning rates + 1 more seed), each run once.
+    assert set(done) == {'COMPLETE'} and len(done['COMPLETE']) == 6
+    assert len(set(done['COMPLETE'])) == 6
+    assert sweep.advance() == dict(queued=0, errors=[], done=True)
+    data = export(sweep, 'sweep.db', dict(out='s.json', markdown='s.md'))
+    rows = data['results']['finetune']['single_positive']
+    assert rows['an']['tuning']['chosen'] == {EPOCHS_KEY: 10, LR_KEY: 0.1}
+    assert [r['seed'] for r in rows['an']['runs']] == [0, 1]
+    assert rows['an']['mAP'] == pytest.approx(80 + 0.05 - 1)
+    assert len(data['trials']) == 6 and 'heartbeat' not in data['trials'][0]
+    assert data['command'].startswith('python tools/benchmark.py '
+                                      'configs/demo/an.py')
+    assert '--storage sweep.db --study s' in data['command']
+    args = report_args(data, markdown=str(tmp_path / 't.md'))
+    text = write_reports(data['results'], args)
+    assert '| an | 0.1 | 10 | - | 80.00 | 79.05 ± 0.07 |' in text
+    assert '6 training runs, 1 minutes of training in all.' in text
+
+
+def test_a_killed_worker_leaves_its_run_to_be_run_again(tmp_path):
+    sweep = define(tmp_path, configs=(AN, ), seeds=(0, ), lrs=(0.1, ),
+                   lr_bounds=(0.1, 0.1))
+    env = dict(os.environ, FAKE_EPOCH_SECONDS='1')
+    worker = subprocess.Popen([
+        sys.executable, '-m', 'mmlml.benchmark.worker', '--storage',
+        sweep.spec, '--study', 's', '--heartbeat', '0.5'
+    ], cwd=ROOT, env=env)
+    for _ in range(120):
+        if 'RUNNING' in states(sweep):
+            break
+        time.sleep(0.5)
+    time.sleep(2)  # mid-run
+    worker.send_signal(signal.SIGKILL)
+    worker.wait()
+    assert list(states(sweep)) == ['RUNNING']
+    result = work(sweep.spec, 's', poll=0.2, heartbeat=0.5, grace=2)
+    assert result == dict(trials=1, errors=[])
+    done = states(sweep)
+    assert len(done['FAIL']) == 1 and len(done['COMPLETE']) == 1
+    lost = sweep.trials(sweep.groups()[0])[0]
+    assert lost.user_attrs['failure'] == 'worker lost'
+    assert 'val mAP' not in lost.user_attrs  # nothing half-recorded
+
+
+def test_the_slurm_path_through_submitits_local_executor(tmp_path):
+    pytest.importorskip('submitit')
+    sweep = define(tmp_path, configs=(AN, ), seeds=(0, ))
+    jobs = start_workers(
+        sweep.spec, 's', 1, executor='submitit-local',
+        folder=str(tmp_path / 'submitit'),
+        slurm=dict(slurm_partition='ignored here', timeout_min=5))
+    assert wait_workers(jobs) == []
+    assert len(states(sweep)['COMPLETE']) == 2
+    assert sweep.plan(sweep.groups()[0]).done
+
+
+def test_trailing_tuning_runs_are_pruned_and_never_the_seeds(tmp_path):
+    # One worker runs 0.1, 0.3, then 0.5 (val 80, 78, 76): the third trails
+    # the median of the two finished ones from the warm-up on.
+    sweep = define(tmp_path, configs=(AN, ), seeds=(0, 1),
+                   lrs=(0.1, 0.3, 0.5), lr_bounds=(0.1, 0.5),
+                   prune=dict(n_startup_trials=2, warmup=0.3))
+    assert work(sweep.spec, 's', poll=0.2)['errors'] == []
+    group = sweep.groups()[0]
+    trials = {t.user_attrs['run']: t for t in sweep.trials(group)}
+    pruned = trials['finetune/single_positive/lr0.5_ep10/an/seed0']
+    assert pruned.state.name == 'PRUNED'
+    assert pruned.user_attrs['pruned at epoch'] == 3  # ceil(0.3 x 10)
+    assert sorted(pruned.intermediate_values) == [1, 2, 3]
+    seed1 = trials['finetune/single_positive/lr0.1_ep10/an/seed1']
+    assert seed1.state.name == 'COMPLETE' and not seed1.intermediate_values
+    data = export(sweep, 'sweep.db', {})
+    assert data['pruning']['trials'] == 1
+    assert data['pruning']['minutes_to_the_end'] == pytest.approx(0.1)
+    assert data['results']['finetune']['single_positive']['an']['tuning'][
+        'chosen'][LR_KEY] == 0.1
+
+
+def test_a_ledger_is_read_once_and_its_runs_are_not_trained_again(tmp_path):
+    runs = {}
+    for lr in (0.1, 0.3):
+        for seed in ((0, 1) if lr == 0.1 else (0, )):
+            point = {EPOCHS_KEY: 10, LR_KEY: lr}
+            run = dict(mAP=70., **{'val mAP': 80. - lr, 'best epoch': 4,
+                                   'epochs': 10, 'minutes': 1.0,
+                                   'best checkpoint': 'x.pth'})
+            run.update(config='configs/demo/an.py', mode='finetune',
+                       setting='single_positive', seed=seed, point=point)
+            runs[f'{lr}/{seed}'] = run
+    ledger = dict(tuning=dict(lrs=[0.1, 0.3], seeds=[0, 1]),
+                  results=dict(finetune=dict(single_positive={})), runs=runs)
+    sweep = define(tmp_path, configs=(AN, ))
+    assert import_ledger(sweep, 'old.json', ledger) == 3
+    assert sweep.plan(sweep.groups()[0]).done
+    assert work(sweep.spec, 's', poll=0.2) == dict(trials=0, errors=[])
+    with pytest.raises(SweepError, match='holds trials already'):
+        import_ledger(sweep, 'old.json', ledger)
+    # The export is itself a ledger for a new storage.
+    data = export(sweep, 'sweep.db', {})
+    again = define(tmp_path / 'again', configs=(AN, ))
+    assert import_ledger(again, 'new.json', data) == 3
+
+
+def test_bad_records_and_storages_are_one_clear_error(tmp_path):
+    (tmp_path / 'bad.json').write_text('{"results": ')
+    with pytest.raises(LedgerError, match='bad.json: not a JSON file'):
+        read_json(str(tmp_path / 'bad.json'), 'a ledger', ('results', ))
+    (tmp_path / 'foreign.json').write_text('{"a": 1}')
+    with pytest.raises(LedgerError, match='not a ledger .no results'):
+        read_json(str(tmp_path / 'foreign.json'), 'a ledger', ('results', ))
+    with pytest.raises(StorageError, match='no such sweep storage'):
+        Sweep(str(tmp_path / 'missing.db'), 's')
+    (tmp_path / 'junk.db').write_text('not a database')
+    with pytest.raises(StorageError, match='not an Optuna storage'):
+        Sweep(str(tmp_path / 'junk.db'), 's')
+    sweep = define(tmp_path)
+    with pytest.raises(SweepError, match="no sweep named 'other'"):
+        Sweep(sweep.spec, 'other')
+    with pytest.raises(SweepError, match='exists with other rules'):
+        define(tmp_path, seeds=(5, ))
+    define(tmp_path, configs=(AN, 'configs/demo/hill.py'))  # may grow
+    assert Sweep(sweep.spec, 's').definition['configs'] == [
+        AN, FULL, 'configs/demo/hill.py'
+    ]
+
+
+def test_the_committed_benchmark_docs_are_what_their_records_make():
+    assert docs_check.check_docs(ROOT) == []
