@@ -815,3 +815,20 @@ def test_readme_wrapper_snippet(tmp_path, monkeypatch):
         built = DATASETS.build(dataset)
     assert len(built) == 16  # the 80% training part of the 20 images
     assert built[0]['inputs'].shape[-2:] == (448, 448)
+
+
+def test_docs_address_hooks_by_type():
+    """No page tells the reader to override a hook by its place in
+    ``custom_hooks`` (``custom_hooks.0.warmup_epochs=...``), which changes
+    another hook once the list changes: the docs use ``tools/train.py
+    --smoke`` or a config that states its hooks by type."""
+    pages = PAGES + sorted(
+        osp.relpath(p, ROOT)
+        for p in glob.glob(osp.join(ROOT, 'configs', '*', 'README.md')))
+    found = []
+    for page in pages:
+        with open(osp.join(ROOT, page), encoding='utf-8') as f:
+            for number, line in enumerate(f, 1):
+                if re.search(r'custom_hooks\.\d', line):
+                    found.append(f'{page}:{number}')
+    assert not found, found
