@@ -846,3 +846,20 @@ def test_no_page_announces_a_part_as_to_come():
                 if re.search(r'\bto come\b', line)
             ]
     assert not found, found
+
+
+def test_which_method_quotes_the_benchmark_tables():
+    """Every result docs/which_method.md quotes (a number with two
+    decimals) is in a committed benchmark table, so that a rerun of the
+    benchmark that changes it fails here instead of leaving the advice
+    stale."""
+    tables = ''
+    for path in glob.glob(osp.join(ROOT, 'docs', 'benchmark*.md')):
+        with open(path, encoding='utf-8') as f:
+            tables += f.read()
+    with open(
+            osp.join(ROOT, 'docs', 'which_method.md'), encoding='utf-8') as f:
+        quoted = set(re.findall(r'(?<![\d.])\d+\.\d\d(?!\d)', f.read()))
+    assert quoted
+    missing = sorted(n for n in quoted if n not in tables)
+    assert not missing, missing
