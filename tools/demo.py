@@ -13,6 +13,11 @@ CF1 is reported twice: MMPretrain's ``MultiLabelMetric`` averages per-class
 F1 scores ("CF1 (mean F1)"), while the multi-label papers define
 ``CF1 = 2 CP CR / (CP + CR)`` ("CF1 (paper)").
 
+A config that refuses to train (a setting its hooks or loss reject) or
+fails does not end the comparison: its error is printed where it happens,
+the other configs run, the final table lists it with its one-line reason,
+and the tool exits with a non-zero status after the table.
+
 Progress: MMEngine's log prints a training line with the run's ETA at
 least four times an epoch, and before each run stderr says which run of
 how many is next, the time elapsed and the estimated time left.
@@ -24,6 +29,7 @@ import os.path as osp
 import re
 import sys
 import time
+import traceback
 
 sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 
@@ -129,9 +135,17 @@ def run(config: str,
     return summary
 
 
-def format_table(results: dict, baseline=None) -> str:
+def failure_reason(err: BaseException) -> str:
+    """The one-line reason of a failed run: the error's type and the first
+    line of its message."""
+    lines = str(err).strip().splitlines()
+    return f'{type(err).__name__}: {lines[0]}' if lines else type(err).__name__
+
+
+def format_table(results: dict, baseline=None, failed=None) -> str:
     """One row per config: mean (and +- std over seeds) of each metric, and
-    the mAP difference to ``baseline``."""
+    the mAP difference to ``baseline``; then one row per config of
+    ``failed`` (name -> one-line reason) with its reason."""
     show_std = any(len(row['runs']) > 1 for row in results.values())
     width = 16 if show_std else 14
     columns = list(COLUMNS)
@@ -150,6 +164,8 @@ def format_table(results: dict, baseline=None) -> str:
             diff = row['mAP'] - results[baseline]['mAP']
             cells.append(f'{diff:>+{width}.2f}')
         lines.append(f'{name:<14}' + ''.join(cells))
+    for name, reason in (failed or {}).items():
+        lines.append(f'{name:<14}  failed: {reason}')
     return '\n'.join(lines)
 
 
@@ -198,7 +214,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     check_output(args.out, args.configs, args.force)
 
-    results = {}
+    results, failed = {}, {}
     label_files = {
         config: missing_label_file(config, args.cfg_options)
         for config in args.configs
@@ -216,12 +232,20 @@ def main(argv=None):
                   'describes).')
             continue
         runs = []
-        for seed in seeds:
+        for i, seed in enumerate(seeds):
             progress.print(f'next: {name}' +
                            (f', seed {seed}' if seed is not None else ''))
-            runs.append(
-                run(config, args.work_dir, seed, args.cfg_options,
-                    args.diagnostics, args.extra_hook, args.launcher))
+            try:
+                runs.append(
+                    run(config, args.work_dir, seed, args.cfg_options,
+                        args.diagnostics, args.extra_hook,
+                        args.launcher))
+            except Exception as err:  # the other configs still run
+                traceback.print_exc()
+                failed[name] = failure_reason(err)
+                print(f'\n[{name}] failed: {failed[name]}')
+                progress.done += len(seeds) - i
+                break
             progress.done += 1
             print(f'\n[{name}] test metrics (best val checkpoint, '
                   f'seed {seed if seed is not None else "of the config"}, '
@@ -230,13 +254,26 @@ def main(argv=None):
                 print(f'  {key:<14} {runs[-1][key]:6.2f}')
             for key, value in runs[-1].get('missing labels', {}).items():
                 print(f'  missing labels, {key:<9} {value:6.3f}')
-        results[name] = aggregate(runs)
-    if len(results) > 1 or args.seeds and len(args.seeds) > 1:
+        if name not in failed:
+            results[name] = aggregate(runs)
+    if (len(results) + len(failed) > 1 or failed
+            or args.seeds and len(args.seeds) > 1):
         baseline = args.baseline if args.baseline in results else None
-        print('\n' + format_table(results, baseline))
+        print('\n' + format_table(results, baseline, failed))
     if args.out and is_main_process():
         with open(args.out, 'w') as f:
-            json.dump(results, f, indent=2)
+            json.dump(
+                dict(
+                    results, **{
+                        name: dict(failed=reason)
+                        for name, reason in failed.items()
+                    }),
+                f,
+                indent=2)
+    if failed:
+        raise SystemExit(f'[demo] {len(failed)} of {len(args.configs)} '
+                         f'configs failed: {", ".join(failed)} (reasons in '
+                         'the table above)')
     return results
 
 

@@ -13,7 +13,11 @@ split with ``drop_last``, ``--amp`` without a GPU) are refused before
 training starts (see :class:`~mmlml.hooks.TrainingSetupCheckHook`).
 ``--training-progress`` adds :class:`~mmlml.hooks.TrainingProgressHook`,
 which the epoch-dependent losses need to accept a one-epoch smoke run or to
-count epochs in an iteration-based loop.
+count epochs in an iteration-based loop. ``--smoke`` shrinks the config
+to a two-epoch offline trial (random weights, full precision, small images
+and batches, warm-ups and the learning-rate schedule scaled to the run: see
+:func:`mmlml.smoke_config.smoke_config`); ``--cfg-options`` still override
+it.
 """
 import argparse
 import os
@@ -34,6 +38,7 @@ from mmlml.hooks.default_hooks import \
     remove_disabled_default_hooks  # noqa: E402
 from mmlml.hooks.training_setup_check_hook import \
     check_training_setup  # noqa: E402
+from mmlml.smoke_config import smoke_config  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -74,6 +79,15 @@ def parse_args(argv=None):
         'train_cfg.max_epochs=1, and count an epoch as one pass over the '
         'training data in an iteration-based loop '
         '(train_cfg.by_epoch=False), both of which they refuse otherwise')
+    parser.add_argument(
+        '--smoke',
+        action='store_true',
+        help='a two-epoch offline trial of the config: random weights (no '
+        'pretrained checkpoint), OptimWrapper instead of mixed precision, '
+        '64 px images, batches of 2, no worker processes, every warm-up '
+        'and epoch-based start of the hooks and the loss and the learning-'
+        'rate schedule scaled to the two epochs (--cfg-options still '
+        'apply after it)')
     parser.add_argument(
         '--cfg-options',
         nargs='+',
@@ -124,6 +138,11 @@ def merge_args(cfg, args):
     elif cfg.get('work_dir') is None:
         cfg.work_dir = osp.join('./work_dirs',
                                 osp.splitext(osp.basename(args.config))[0])
+    if args.smoke:
+        if args.amp:
+            raise ValueError('--smoke trains in full precision (no GPU '
+                             'needed): leave out --amp')
+        smoke_config(cfg)
     if args.amp:
         wrapper = cfg.optim_wrapper.get('type', 'OptimWrapper')
         if wrapper not in ('OptimWrapper', 'AmpOptimWrapper'):

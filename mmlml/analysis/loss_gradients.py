@@ -52,9 +52,23 @@ Losses that are not element-wise:
       and such a loss has no curve unless ``batch_context=B`` is set: then
       every grid point is evaluated in its own batch, together with ``B``
       context samples whose logits are all ``context_logit``.
-    * Losses are evaluated on a deep copy, so that a stateful loss keeps the
-      state it was built with. A loss whose forward needs more than
-      ``(cls_score, target)`` fails with the error it raised.
+    * Losses are evaluated on a deep copy, so that a loss keeps what it
+      was built with. A loss whose forward needs more than
+      ``(cls_score, target)`` and the state below fails with the error it
+      raised.
+
+Stateful losses:
+    A loss with ``state_inputs`` (CRISP, VLPL, GPR, EM + APL, LL-Cp,
+    OPML-SP, ROLE) reads, at every training step, what its hook or label
+    estimator keeps (see :data:`STATE_VALUES`). Here it gets a
+    representative state, the same for every grid point and named in the
+    curve's legend (``[state: ...]``): the plotted label has no
+    pseudo-label (``pseudo_label`` of :class:`EvalSettings` gives it one,
+    e.g. 1 for a CLIP pseudo-positive of VLPL, or APL's soft negative),
+    the context labels none; CRISP's prior is estimated for every class,
+    ``class_prior`` (default 0.1), with the single-positive rate of
+    observed positives ``min(class_prior, 1 / C)``; OPML-SP's class AP is
+    0.5; ROLE's label estimates are 0.5 (logit 0).
 
 Target encoding:
     mmlml's losses get the tri-state target (1 observed positive, 0
@@ -83,13 +97,15 @@ import torch.nn as nn
 
 from .gradient_presets import PRESETS
 from .loss_setup import (build_loss, is_epoch_dependent, registered_losses,
-                         training_progress, uses_tri_state_targets)
+                         state_inputs, training_progress,
+                         uses_tri_state_targets)
 
 __all__ = [
     'TARGET_KINDS', 'PRESETS', 'CurveSpec', 'GradientCurve', 'EvalSettings',
     'registered_losses', 'build_loss', 'is_epoch_dependent',
     'uses_tri_state_targets', 'training_progress', 'probability_grid',
-    'gradient_coupling', 'loss_gradient', 'compute_curves', 'preset_curves'
+    'gradient_coupling', 'loss_gradient', 'compute_curves', 'preset_curves',
+    'STATE_VALUES', 'state_inputs', 'representative_state', 'state_note'
 ]
 
 #: Kinds of target: name -> value in mmlml's tri-state encoding.
@@ -224,6 +240,11 @@ class EvalSettings:
         epoch (int, optional): 0-based epoch; if given, passed to
             ``loss.set_epoch`` and published in the ``MessageHub``.
         max_epochs (int, optional): Number of epochs, likewise.
+        pseudo_label (float, optional): The plotted label's pseudo-label in
+            ``[0, 1]`` for the losses that read ``pseudo_labels``. Defaults
+            to None: none (NaN).
+        class_prior (float): Every class prior, in ``(0, 1]``, for the
+            losses that read ``class_priors`` (CRISP). Defaults to 0.1.
     """
 
     num_classes: int = DEFAULT_NUM_CLASSES
@@ -231,14 +252,83 @@ class EvalSettings:
     batch_context: Optional[int] = None
     epoch: Optional[int] = None
     max_epochs: Optional[int] = None
+    pseudo_label: Optional[float] = None
+    class_prior: float = 0.1
 
     def __post_init__(self):
         if self.num_classes < 2:
             raise ValueError(
                 f'num_classes must be at least 2, got {self.num_classes}')
+        if self.pseudo_label is not None and not 0 <= self.pseudo_label <= 1:
+            raise ValueError('pseudo_label must lie in [0, 1], got '
+                             f'{self.pseudo_label}')
+        if not 0 < self.class_prior <= 1:
+            raise ValueError(
+                f'class_prior must lie in (0, 1], got {self.class_prior}')
         if self.batch_context is not None and self.batch_context < 0:
             raise ValueError(
                 f'batch_context must be >= 0, got {self.batch_context}')
+
+
+def _pseudo_labels(x: torch.Tensor, settings: EvalSettings) -> torch.Tensor:
+    state = torch.full_like(x, float('nan'))
+    if settings.pseudo_label is not None:
+        state[:, 0] = settings.pseudo_label
+    return state
+
+
+def _positive_rate(settings: EvalSettings) -> float:
+    return min(settings.class_prior, 1 / settings.num_classes)
+
+
+#: The representative value of each kind of per-sample state, from the
+#: ``(N, C)`` logits and the settings, and how the legend names it.
+STATE_VALUES = {
+    'pseudo_labels':
+    (_pseudo_labels, lambda s: 'no pseudo-label'
+     if s.pseudo_label is None else f'pseudo-label {s.pseudo_label:g}'),
+    'label_estimates':
+    (lambda x, s: torch.zeros_like(x), lambda s: 'label estimates 0.5'),
+    'class_ap': (lambda x, s: x.new_full(
+        (x.size(1), ), 0.5), lambda s: 'class AP 0.5'),
+    'class_priors': (lambda x, s: x.new_full(
+        (x.size(1), ), s.class_prior), lambda s: f'prior {s.class_prior:g}'),
+    'positive_rates': (lambda x, s: x.new_full(
+        (x.size(1), ), _positive_rate(s)),
+                       lambda s: f'positive rate {_positive_rate(s):.3g}'),
+    'prior_estimated':
+    (lambda x, s: x.new_ones(x.size(1)), lambda s: 'prior estimated'),
+}
+
+
+def _state_values(loss: nn.Module):
+    unknown = [n for n in state_inputs(loss) if n not in STATE_VALUES]
+    if unknown:
+        raise ValueError(f'{type(loss).__name__} needs the state {unknown}, '
+                         'which has no representative value in '
+                         'loss_gradients.STATE_VALUES')
+    return [(name, STATE_VALUES[name]) for name in state_inputs(loss)]
+
+
+def representative_state(loss: nn.Module, x: torch.Tensor,
+                         settings: EvalSettings) -> Dict[str, torch.Tensor]:
+    """Return the per-sample state a stateful loss is evaluated with on
+    the logits ``x`` (see the module docstring; empty for a stateless
+    loss)."""
+    return {
+        name: make(x, settings).detach()
+        for name, (make, _) in _state_values(loss)
+    }
+
+
+def state_note(loss: nn.Module, settings: EvalSettings) -> Optional[str]:
+    """Return the legend note naming the state :func:`representative_state`
+    assumes (``state: no pseudo-label``), or None for a stateless loss."""
+    values = _state_values(loss)
+    if not values:
+        return None
+    return 'state: ' + ', '.join(
+        describe(settings) for _, (_, describe) in values)
 
 
 def _layout(loss: nn.Module,
@@ -270,17 +360,21 @@ def _layout(loss: nn.Module,
     return x, t
 
 
-def _sum_gradient(loss: nn.Module, x: torch.Tensor,
-                  t: torch.Tensor) -> torch.Tensor:
+def _sum_gradient(
+        loss: nn.Module,
+        x: torch.Tensor,
+        t: torch.Tensor,
+        state: Optional[Dict[str, torch.Tensor]] = None) -> torch.Tensor:
     """Return the gradient of the summed loss of a batch w.r.t. its
-    logits."""
+    logits (a stateful loss gets ``state`` as keyword arguments)."""
     x = x.detach().clone().requires_grad_(True)
+    state = state or {}
     try:
-        out = loss(x, t, reduction_override='sum')
+        out = loss(x, t, reduction_override='sum', **state)
     except TypeError as err:
         if 'reduction_override' not in str(err):
             raise
-        out = loss(x, t)
+        out = loss(x, t, **state)
     if not isinstance(out, torch.Tensor):
         raise TypeError(f'{type(loss).__name__} returned '
                         f'{type(out).__name__}, not a tensor')
@@ -292,12 +386,14 @@ def _sum_gradient(loss: nn.Module, x: torch.Tensor,
 
 def _evaluate(loss: nn.Module, x: torch.Tensor, t: torch.Tensor,
               settings: EvalSettings) -> torch.Tensor:
-    """Return :func:`_sum_gradient` of a copy of the loss at the epoch."""
+    """Return :func:`_sum_gradient` of a copy of the loss at the epoch,
+    with the representative state of a stateful loss."""
     loss = copy.deepcopy(loss)
     if settings.epoch is not None and is_epoch_dependent(loss):
         loss.set_epoch(settings.epoch, settings.max_epochs)
     with training_progress(settings.epoch, settings.max_epochs):
-        return _sum_gradient(loss, x, t)
+        return _sum_gradient(loss, x, t,
+                             representative_state(loss, x, settings))
 
 
 def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -448,6 +544,13 @@ def compute_curves(
                 notes.append(f'epoch {loss_settings.epoch}' +
                              (f'/{settings.max_epochs}' if settings.
                               max_epochs is not None else ''))
+        try:
+            note = state_note(loss, settings)
+        except ValueError as err:
+            messages.append(f'skipped {name}: {err}')
+            continue
+        if note is not None:
+            notes.append(note)
         kinds = spec.targets
         if override_targets or kinds is None:
             kinds = targets

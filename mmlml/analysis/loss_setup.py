@@ -1,10 +1,11 @@
 """Losses evaluated outside a training: built from MMPretrain's ``MODELS``
 registry (mmlml's losses and MMPretrain's own), what they expect (mmlml's
-tri-state targets, an epoch) and the training progress that some read from
-MMEngine's ``MessageHub``."""
+tri-state targets, an epoch, the per-sample state that a training keeps
+for them) and the training progress that some read from MMEngine's
+``MessageHub``."""
 import contextlib
 import difflib
-from typing import Any, Dict, Iterator, List, Optional, Union
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 import mmpretrain.models  # noqa: F401  (registers MMPretrain's losses)
 import torch.nn as nn
@@ -15,7 +16,7 @@ from mmlml.registry import MODELS
 
 __all__ = [
     'registered_losses', 'build_loss', 'is_epoch_dependent',
-    'uses_tri_state_targets', 'training_progress'
+    'uses_tri_state_targets', 'state_inputs', 'training_progress'
 ]
 
 
@@ -68,6 +69,14 @@ def uses_tri_state_targets(loss: nn.Module) -> bool:
     negative.
     """
     return isinstance(loss, (PartialLabelLoss, LossSum, HighRankRegularizer))
+
+
+def state_inputs(loss: nn.Module) -> Tuple[str, ...]:
+    """Return the names of the per-sample state a stateful loss needs at
+    every call (what a ``PartialLabel*Head`` hands it from the label store
+    or the label estimator: ``pseudo_labels``, ``class_priors``...); empty
+    for a stateless loss."""
+    return tuple(getattr(loss, 'state_inputs', ()) or ())
 
 
 _MISSING = object()

@@ -330,3 +330,78 @@ def test_soft_bce_is_exact_at_zero_and_one():
         torch.testing.assert_close(value, expected, rtol=1e-6, atol=1e-30)
         (slope, ) = torch.autograd.grad(value.sum(), x)
         torch.testing.assert_close(slope, torch.sigmoid(x) - s)
+
+
+def test_stateful_losses_get_a_representative_state():
+    """VLPL without a pseudo-label on the plotted label is EM on it; with
+    the pseudo-positive 1 it is the weighted, smoothed cross-entropy
+    ``beta_pos (p - (1 - eps))``; the legend names the state."""
+    vlpl = dict(type='VLPLLoss', alpha=0.2, beta_pos=0.7, smoothing=0.1)
+    em = lg.loss_gradient(
+        lg.build_loss(dict(type='EMLoss', alpha=0.2)), PROBS, 0)
+    curves, messages = lg.compute_curves([lg.CurveSpec(vlpl)], ('negative', ),
+                                         PROBS)
+    assert not messages
+    np.testing.assert_allclose(curves[0].grad, em, rtol=1e-5, atol=1e-7)
+    assert curves[0].notes == ['state: no pseudo-label']
+    settings = lg.EvalSettings(pseudo_label=1.0)
+    (curve, ), _ = lg.compute_curves([lg.CurveSpec(vlpl)], ('negative', ),
+                                     PROBS, settings)
+    np.testing.assert_allclose(
+        curve.grad, 0.7 * (PROBS - 0.9), rtol=1e-5, atol=1e-6)
+    assert curve.label() == ('VLPLLoss(alpha=0.2, beta_pos=0.7, '
+                             'smoothing=0.1) [state: pseudo-label 1]')
+
+
+def test_every_stateful_method_has_a_curve():
+    """CRISP (prior estimated: the unannotated label's gradient is
+    ``p (1 - p)``, the mean prediction above the prior), EM + APL, LL-Cp,
+    GPR, OPML-SP and ROLE: each drawn with the state named."""
+    specs = [
+        lg.CurveSpec(dict(type='CRISPLoss')),
+        lg.CurveSpec(dict(type='EMAPLLoss')),
+        lg.CurveSpec(dict(type='LargeLoss', mode='permanent')),
+        lg.CurveSpec(dict(type='GPRLoss', expected_positives=2.9)),
+        lg.CurveSpec(dict(type='OPMLSPLoss')),
+        lg.CurveSpec(dict(type='ROLELoss', expected_positives=2.9)),
+    ]
+    settings = lg.EvalSettings(batch_context=4, epoch=0, max_epochs=10)
+    curves, messages = lg.compute_curves(specs, ('negative', ), PROBS,
+                                         settings)
+    assert not messages
+    assert len(curves) == len(specs)
+    np.testing.assert_allclose(
+        curves[0].grad, PROBS * (1 - PROBS), rtol=1e-5, atol=1e-7)
+    notes = [[n for n in c.notes if n.startswith('state:')] for c in curves]
+    assert notes == [['state: prior 0.1, positive rate 0.05, prior estimated'],
+                     ['state: no pseudo-label'], ['state: no pseudo-label'],
+                     ['state: no pseudo-label'],
+                     ['state: no pseudo-label, class AP 0.5'],
+                     ['state: label estimates 0.5']]
+    assert all(np.all(np.isfinite(c.grad)) for c in curves)
+    with pytest.raises(ValueError, match='pseudo_label'):
+        lg.EvalSettings(pseudo_label=2)
+    with pytest.raises(ValueError, match='class_prior'):
+        lg.EvalSettings(class_prior=0)
+
+
+def test_cli_plots_a_stateful_config(tmp_path, capsys):
+    """The CRISP and VLPL demo configs, whose losses read the state that
+    their hooks keep (CRISP's absolute value couples the batch: context
+    samples at p = 0.5, above the prior)."""
+    for name in ('crisp', 'vlpl'):
+        table = tmp_path / f'{name}.csv'
+        assert plot_loss_gradients.main([
+            '--config',
+            osp.join(ROOT, 'configs', 'demo', f'{name}.py'), '--csv',
+            str(table), '--points', '5', '--pseudo-label', '1',
+            '--class-prior', '0.2', '--batch-context', '2'
+        ]) == 0
+        labels = {r['label'] for r in read_csv(table)}
+        assert all('[state: ' in label for label in labels), labels
+    assert 'pseudo-label 1]' in ' '.join(labels)
+    assert plot_loss_gradients.main([
+        '--losses', 'VLPLLoss', '--pseudo-label', '3', '--csv',
+        str(tmp_path / 'x.csv')
+    ]) == 2
+    assert 'pseudo_label must lie in [0, 1]' in capsys.readouterr().err

@@ -179,7 +179,7 @@ def _readme_smoke_test():
     line = next(
         line for line in text.split('\n')
         if line.startswith(f'python tools/train.py {CUSTOM_CONFIG}')
-        and '--cfg-options' in line)
+        and '--smoke' in line)
     return shlex.split(line)[2:]
 
 
@@ -194,13 +194,13 @@ def test_complete_config_trains_with_the_readme_smoke_test(
     assert args.config == CUSTOM_CONFIG
     cfg = train_tool.merge_args(
         Config.fromfile(osp.join(ROOT, args.config)), args)
-    # num_workers=0 from --cfg-options turns persistent workers off.
+    # --smoke: random weights, no worker processes (so no persistent
+    # ones), 64 px images, the test set too.
+    assert cfg.model.backbone.init_cfg is None
     assert cfg.train_dataloader.persistent_workers is False
-    # The test set at the smoke test's size, without worker processes; no
-    # checkpoint files (a ResNet-50 with Adam's state is 300 MB each).
-    cfg.test_dataloader.num_workers = 0
-    cfg.test_dataloader.persistent_workers = False
-    cfg.test_dataloader.dataset.pipeline[1].scale = (64, 64)
+    assert cfg.test_dataloader.num_workers == 0
+    assert cfg.test_dataloader.dataset.pipeline[1].scale == (64, 64)
+    # No checkpoint files (a ResNet-50 with Adam's state is 300 MB each).
     cfg.default_hooks.checkpoint = dict(type='CheckpointHook', interval=-1)
     runner = Runner.from_cfg(cfg)
     train_tool.check_training_setup(runner)

@@ -16,6 +16,13 @@ loss (0-based, preset curves first), other keys the ``--config`` file::
         --cfg-options model.head.loss.loss_weight=2 --out an.png
     python tools/analysis/plot_loss_gradients.py --preset hill-fig3 \\
         --out docs/figures/gradients_hill-fig3.png
+    python tools/analysis/plot_loss_gradients.py --config \\
+        configs/demo/vlpl.py --pseudo-label 1 --out vlpl.png
+
+A stateful loss (CRISP, VLPL, GPR, EM + APL, LL-Cp, OPML-SP, ROLE) is drawn
+with a representative state, which its legend names (``[state: ...]``):
+no pseudo-label on the plotted label unless ``--pseudo-label``, every class
+prior ``--class-prior``; see :mod:`mmlml.analysis.loss_gradients`.
 """
 import argparse
 import ast
@@ -99,6 +106,20 @@ def parse_args(argv=None):
         type=int,
         help='number of epochs of epoch-dependent losses (default: the '
         "--config file's train_cfg.max_epochs)")
+    parser.add_argument(
+        '--pseudo-label',
+        type=float,
+        metavar='S',
+        help='stateful losses that read pseudo-labels (VLPL, GPR, EM + APL, '
+        'LL-Cp, OPML-SP): the plotted label has the pseudo-label S in '
+        '[0, 1] (default: none, the state before any pseudo-labelling); '
+        'the legend names the state every stateful loss was given')
+    parser.add_argument(
+        '--class-prior',
+        type=float,
+        default=0.1,
+        help='CRISP: the estimated prior of every class (default 0.1; the '
+        'observed-positive rate is min(prior, 1 / --num-classes))')
     parser.add_argument(
         '--sign',
         choices=('signed', 'magnitude'),
@@ -294,6 +315,14 @@ def main(argv=None):
                              '--config')
         for spec in specs:
             lg.build_loss(spec.cfg)  # fail early on bad names and arguments
+        settings = lg.EvalSettings(
+            num_classes=args.num_classes,
+            context_logit=args.context_logit,
+            batch_context=args.batch_context,
+            epoch=preset.get('epoch') if args.epoch is None else args.epoch,
+            max_epochs=max_epochs,
+            pseudo_label=args.pseudo_label,
+            class_prior=args.class_prior)
     except ValueError as err:
         print(f'error: {err}', file=sys.stderr)
         return 2
@@ -306,12 +335,7 @@ def main(argv=None):
         specs,
         args.targets or preset.get('targets', ('negative', 'positive')),
         lg.probability_grid(args.points, args.p_range, x_axis),
-        lg.EvalSettings(
-            num_classes=args.num_classes,
-            context_logit=args.context_logit,
-            batch_context=args.batch_context,
-            epoch=preset.get('epoch') if args.epoch is None else args.epoch,
-            max_epochs=max_epochs),
+        settings,
         override_targets=args.targets is not None)
     for message in messages:
         print(message, file=sys.stderr)
