@@ -42,8 +42,8 @@ from mmlml.benchmark.method_selection import MethodError  # noqa: E402
 from mmlml.benchmark.method_selection import method_configs  # noqa: E402
 from mmlml.benchmark.method_selection import write_config  # noqa: E402
 from mmlml.benchmark.record import export  # noqa: E402
-from mmlml.benchmark.search import EPOCHS_KEY, LR_KEY  # noqa: E402
 from mmlml.benchmark.search import SearchRules  # noqa: E402
+from mmlml.benchmark.search import EPOCHS_KEY, LR_KEY  # noqa: E402
 from mmlml.benchmark.sweep import Sweep, SweepError, repo_path  # noqa: E402
 from mmlml.utils.optuna_storage import StorageError  # noqa: E402
 
@@ -160,8 +160,9 @@ def definition(args, configs: dict) -> dict:
 def _point_text(point: dict) -> str:
     point = dict(point)
     parts = [f'lr {point.pop(LR_KEY):g}', f'epochs {point.pop(EPOCHS_KEY)}']
-    parts += [f'{key.rsplit(".", 1)[-1]} {value}'
-              for key, value in point.items()]
+    parts += [
+        f'{key.rsplit(".", 1)[-1]} {value}' for key, value in point.items()
+    ]
     return ', '.join(parts)
 
 
@@ -189,12 +190,16 @@ def table(ranked: list, baseline: str = 'an') -> str:
     if tested:
         header.append('test mAP')
     header.append('chosen point')
-    lines = ['| ' + ' | '.join(header) + ' |',
-             '|' + '|'.join(['---:', ':---'] + ['---:'] *
-                            (len(header) - 3) + [':---']) + '|']
+    lines = [
+        '| ' + ' | '.join(header) + ' |',
+        '|' + '|'.join(['---:', ':---'] + ['---:'] *
+                       (len(header) - 3) + [':---']) + '|'
+    ]
     for rank, (name, row) in enumerate(ranked, 1):
-        cells = [str(rank), name, f'{row["val mAP"]:.2f} ± '
-                 f'{row["val std"]:.2f}']
+        cells = [
+            str(rank), name, f'{row["val mAP"]:.2f} ± '
+            f'{row["val std"]:.2f}'
+        ]
         if baseline in rows:
             cells.append(f'{row["val mAP"] - rows[baseline]["val mAP"]:+.2f}')
         if tested:
@@ -219,13 +224,19 @@ def run(args) -> dict:
     sweep = Sweep(args.storage, args.study, must_exist=False)
     sweep.define(definition(args, configs))
     if args.workers:
-        print(f'[select_method] {len(configs)} methods x {len(args.seeds)} '
-              f'seeds in {args.storage}: {args.workers} {args.executor} '
-              f'workers; runs in {args.work_dir}', file=sys.stderr,
-              flush=True)
+        print(
+            f'[select_method] {len(configs)} methods x {len(args.seeds)} '
+            f'seeds in {args.storage}: {args.workers} {args.executor} '
+            f'workers; runs in {args.work_dir}',
+            file=sys.stderr,
+            flush=True)
         handles = start_workers(
-            args.storage, args.study, args.workers, args.executor,
-            folder=osp.join(args.work_dir, 'submitit'), slurm=args.slurm)
+            args.storage,
+            args.study,
+            args.workers,
+            args.executor,
+            folder=osp.join(args.work_dir, 'submitit'),
+            slurm=args.slurm)
         try:
             wait_workers(handles)
         except KeyboardInterrupt:
@@ -235,8 +246,8 @@ def run(args) -> dict:
     if state['errors']:
         raise SystemExit('[select_method] failed:\n' +
                          '\n'.join(state['errors']))
-    rows = export(sweep, args.storage, {})['results'].get(MODE, {}).get(
-        SETTING, {})
+    rows = export(sweep, args.storage, {})['results'].get(MODE,
+                                                          {}).get(SETTING, {})
     missing = [m for m in configs if m not in rows]
     if missing:
         raise SystemExit(f'[select_method] {", ".join(missing)} not '

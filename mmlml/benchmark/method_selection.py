@@ -184,7 +184,11 @@ def apply_preset(config: str, name: str) -> Config:
                 f'{name} uses {method_head.type} in the place of a linear '
                 f'multi-label head; {config} has {head.get("type")}')
         head.type = method_head.type
-    head.loss = ConfigDict(method_head.loss.to_dict())
+    # A preset that keeps the recipe's loss (an.py) has the recipe's, not
+    # the one of the user's config.
+    loss = recipe.model.head.loss if preset.model.head.loss == \
+        recipe.model.head.loss else method_head.loss
+    head.loss = ConfigDict(loss.to_dict())
     hooks = [h for h in cfg.get('custom_hooks', []) if not _is_method_hook(h)]
     hooks += [
         h for h in (preset.get('custom_hooks') and on_user.custom_hooks or [])
@@ -195,8 +199,7 @@ def apply_preset(config: str, name: str) -> Config:
     if preset.get('tuning') is not None:
         cfg.tuning = preset.tuning
     if preset.model.get('type') == 'ConsistencyClassifier':
-        if not any(t.get('type') == 'MultiView'
-                   for t in _train_pipeline(cfg)):
+        if not any(t.get('type') == 'MultiView' for t in _train_pipeline(cfg)):
             raise MethodError(
                 f'{name} trains on several views of each image: add '
                 f"MMPretrain's MultiView to the training pipeline of {config}"
@@ -218,7 +221,9 @@ def _train_pipeline(cfg: Config) -> list:
     return pipeline
 
 
-def method_configs(config: str, methods: List[str], work_dir: str,
+def method_configs(config: str,
+                   methods: List[str],
+                   work_dir: str,
                    force: bool = False) -> Dict[str, str]:
     """Write ``config`` with each method's preset applied under
     ``work_dir/configs/METHOD.py``; returns ``{method: path}``. Every
@@ -237,8 +242,7 @@ def method_configs(config: str, methods: List[str], work_dir: str,
     os.makedirs(folder, exist_ok=True)
     paths = {}
     for name, cfg in cfgs.items():
-        paths[name] = write_config(cfg, osp.join(folder, f'{name}.py'),
-                                   force)
+        paths[name] = write_config(cfg, osp.join(folder, f'{name}.py'), force)
     return paths
 
 
