@@ -47,7 +47,7 @@ sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 from mmengine.config import Config, DictAction  # noqa: E402
 
 from mmlml.benchmark import docs_check  # noqa: E402
-from mmlml.benchmark.executors import EXECUTORS  # noqa: E402
+from mmlml.benchmark.executors import add_worker_arguments  # noqa: E402
 from mmlml.benchmark.executors import start_workers  # noqa: E402
 from mmlml.benchmark.executors import stop_workers  # noqa: E402
 from mmlml.benchmark.executors import wait_workers  # noqa: E402
@@ -59,7 +59,7 @@ from mmlml.benchmark.record import read_json  # noqa: E402
 from mmlml.benchmark.report import report_args  # noqa: E402
 from mmlml.benchmark.report import write_reports  # noqa: E402
 from mmlml.benchmark.search import SearchRules  # noqa: E402
-from mmlml.benchmark.settings import MODES, SETTINGS  # noqa: E402
+from mmlml.benchmark.settings import IMPOSED_SETTINGS, MODES  # noqa: E402
 from mmlml.benchmark.sweep import Sweep, SweepError, repo_path  # noqa: E402
 from mmlml.output_files import check_output  # noqa: E402
 from mmlml.utils.optuna_storage import StorageError  # noqa: E402
@@ -79,7 +79,7 @@ def parse_args(argv=None):
     parser.add_argument(
         '--settings',
         nargs='+',
-        choices=list(SETTINGS),
+        choices=IMPOSED_SETTINGS,
         help='the partial labels of the training and validation sets '
         '(default: single_positive)')
     parser.add_argument(
@@ -157,12 +157,7 @@ def parse_args(argv=None):
         '--work-dir',
         help='where the runs keep their checkpoints and logs (default: '
         'work_dirs/sweeps/STUDY); on a cluster, a shared folder')
-    parser.add_argument(
-        '--workers',
-        type=int,
-        default=2,
-        help='workers to start (default: 2; 0: start none, e.g. to write '
-        'the reports of the sweep so far)')
+    add_worker_arguments(parser)
     parser.add_argument(
         '--threads',
         type=int,
@@ -173,20 +168,6 @@ def parse_args(argv=None):
         type=int,
         default=1,
         help='GPUs of each run; above 1 a run is launched with torchrun')
-    parser.add_argument(
-        '--executor',
-        choices=EXECUTORS,
-        default='local',
-        help='local processes, Slurm jobs (submitit), or submitit\'s local '
-        'executor (default: local)')
-    parser.add_argument(
-        '--slurm',
-        nargs='+',
-        action=DictAction,
-        default={},
-        help='submitit parameters of each worker job, e.g. '
-        'slurm_partition=gpu gpus_per_node=1 cpus_per_task=8 '
-        'timeout_min=1440')
     parser.add_argument(
         '--join',
         action='store_true',

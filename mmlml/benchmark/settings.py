@@ -7,20 +7,28 @@ import os.path as osp
 from mmengine.config import Config
 
 __all__ = [
-    'SETTINGS', 'SETTING_TITLES', 'MODES', 'dataset_modes', 'setting_options',
-    'mode_options', 'format_options'
+    'SETTINGS', 'IMPOSED_SETTINGS', 'SETTING_TITLES', 'MODES',
+    'dataset_modes', 'setting_options', 'mode_options', 'format_options'
 ]
 
 SETTINGS = {
     'single_positive': dict(mode='single_positive'),
     'r0.5': dict(mode='ratio', ratio=0.5),
     'r0.8': dict(mode='ratio', ratio=0.8),
+    # The config's own labels, imposed on nothing (tools/select_method.py
+    # on a user's data).
+    'own': {},
 }
+
+#: The settings that put the demo data in a partial-label setting (the
+#: benchmark's choices).
+IMPOSED_SETTINGS = tuple(k for k, v in SETTINGS.items() if v)
 
 SETTING_TITLES = {
     'single_positive': 'Single positive label per image',
     'r0.5': 'Missing ratio r = 0.5',
     'r0.8': 'Missing ratio r = 0.8',
+    'own': "The config's own labels",
 }
 
 MODES = ('finetune', 'linear')
@@ -55,8 +63,11 @@ def setting_options(setting: str, train_mode: str) -> dict:
     validation split's labels always (they count where it validates on
     its observed labels, ``val_labels='observed'``; the demo configs
     validate on the full ones), the training labels unless they are the
-    full labels (the oracle) or a label file (a second stage)."""
+    full labels (the oracle) or a label file (a second stage). The
+    setting ``own`` changes nothing."""
     options = {}
+    if not SETTINGS[setting]:
+        return options
     targets = ['val_dataloader.dataset']
     if train_mode not in ('full', 'file'):
         targets.append('train_dataloader.dataset')

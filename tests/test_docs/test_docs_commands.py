@@ -87,7 +87,8 @@ SCRIPTS = {
 #: Tools whose first positional argument is a config.
 CONFIG_FIRST = {
     'tools/train.py', 'tools/test.py', 'tools/infer.py',
-    'tools/pseudo_label.py', 'tools/analysis/missing_label_scores.py',
+    'tools/pseudo_label.py', 'tools/select_method.py',
+    'tools/analysis/missing_label_scores.py',
     'tools/dataset_converters/dataset_summary.py'
 }
 #: Tools whose positional arguments are all configs.

@@ -1,0 +1,280 @@
+"""Which partial-label method should I use? Tune methods on your own
+config and data, rank them, and write the best one's config.
+
+Each method of ``--methods`` is a preset, the demo config
+``configs/demo/METHOD.py``, applied to CONFIG: its head, loss, method
+hooks and key hyperparameter replace CONFIG's (your other hooks stay);
+the data, backbone, schedule and validation split stay yours
+(:mod:`mmlml.benchmark.method_selection`). Methods with a first stage
+(vlpl, gpr, pseudo_label) or with changes beyond the method are refused
+before anything trains. The configs are written to
+``WORK_DIR/configs/METHOD.py``.
+
+Every method is then tuned the same way by the benchmark sweep
+(:mod:`mmlml.benchmark.search`: learning rates, the key hyperparameter,
+epochs doubled while the best validation epoch is the last; then the
+other seeds) on the validation split of CONFIG with the labels it has:
+partial labels are fine (a ``PartialLabelDataset`` with
+``val_labels='observed'`` validates on its observed labels). The runs
+are trials of a sweep in ``--storage``; running the command again goes
+on where it stopped.
+
+It prints the methods ranked by validation mAP (mean ± std over the
+seeds at each one's chosen point; test metrics too, as ``tools/demo.py``
+evaluates CONFIG's test split), and writes the best method's config with
+its chosen learning rate, epochs and key hyperparameter to ``--out``,
+ready for ``tools/train.py``.
+"""
+import argparse
+import os.path as osp
+import shlex
+import sys
+
+sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+
+from mmengine.config import Config, DictAction  # noqa: E402
+
+from mmlml.benchmark.executors import add_worker_arguments  # noqa: E402
+from mmlml.benchmark.executors import start_workers  # noqa: E402
+from mmlml.benchmark.executors import stop_workers  # noqa: E402
+from mmlml.benchmark.executors import wait_workers  # noqa: E402
+from mmlml.benchmark.method_selection import MethodError  # noqa: E402
+from mmlml.benchmark.method_selection import method_configs  # noqa: E402
+from mmlml.benchmark.method_selection import write_config  # noqa: E402
+from mmlml.benchmark.record import export  # noqa: E402
+from mmlml.benchmark.search import SearchRules  # noqa: E402
+from mmlml.benchmark.search import EPOCHS_KEY, LR_KEY  # noqa: E402
+from mmlml.benchmark.sweep import Sweep, SweepError, repo_path  # noqa: E402
+from mmlml.utils.optuna_storage import StorageError  # noqa: E402
+
+#: The setting of every run: the config's own labels.
+SETTING, MODE = 'own', 'finetune'
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__.split('\n\n')[0].replace('\n', ' '),
+        epilog='Validation labels: with a PartialLabelDataset, '
+        "val_labels='observed' validates on the observed (partial) labels "
+        "of the validation split (the default 'full' needs its full labels).")
+    parser.add_argument('config', help='your training config')
+    parser.add_argument(
+        '--methods',
+        nargs='+',
+        default=['an', 'hill', 'em_apl', 'gr'],
+        help='names of configs/demo/*.py (default: %(default)s)')
+    rules = SearchRules()
+    parser.add_argument(
+        '--seeds',
+        nargs='+',
+        type=int,
+        default=list(rules.seeds),
+        help='training seeds; the first tunes (default: %(default)s)')
+    parser.add_argument(
+        '--lrs',
+        nargs='+',
+        type=float,
+        default=list(rules.lrs),
+        help='the learning rates tried first (default: %(default)s)')
+    parser.add_argument(
+        '--lr-bounds',
+        nargs=2,
+        type=float,
+        default=list(rules.lr_bounds),
+        metavar=('LOW', 'HIGH'),
+        help='how far the rates may extend past an edge (default: '
+        '%(default)s)')
+    parser.add_argument(
+        '--max-doublings',
+        type=int,
+        default=rules.max_doublings,
+        help='how many times the epochs may double (default: %(default)s)')
+    parser.add_argument(
+        '--no-prune',
+        action='store_true',
+        help='run every tuning run to its end')
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        help='override settings of every run (and of --out)')
+    parser.add_argument(
+        '--work-dir',
+        help='the method configs and the runs (default: '
+        'work_dirs/select_method/CONFIG_NAME)')
+    parser.add_argument(
+        '--storage',
+        help='the sweep\'s Optuna storage (default: WORK_DIR/select.db)')
+    parser.add_argument(
+        '--study', default='select', help='the sweep\'s name in --storage')
+    add_worker_arguments(parser, workers=1)
+    parser.add_argument(
+        '--threads',
+        type=int,
+        default=1,
+        help='torch threads of each run (default: 1)')
+    parser.add_argument(
+        '--out',
+        help='the best method\'s config (default: WORK_DIR/best_METHOD.py)')
+    parser.add_argument(
+        '--force',
+        action='store_true',
+        help='replace method configs and --out written before')
+    args = parser.parse_args(argv)
+    if not osp.isfile(args.config):
+        parser.error(f'no config file {args.config}')
+    if args.workers < 0 or args.threads < 1:
+        parser.error('--workers must be >= 0 and --threads >= 1')
+    name = osp.splitext(osp.basename(args.config))[0]
+    args.work_dir = args.work_dir or osp.join('work_dirs', 'select_method',
+                                              name)
+    args.storage = args.storage or osp.join(args.work_dir, 'select.db')
+    return args
+
+
+def definition(args, configs: dict) -> dict:
+    """The sweep: the method configs in the config's own setting."""
+    rules = SearchRules(
+        lrs=tuple(args.lrs),
+        lr_bounds=tuple(args.lr_bounds),
+        max_doublings=args.max_doublings,
+        seeds=tuple(args.seeds))
+    return dict(
+        name=args.study,
+        configs=[repo_path(path) for path in configs.values()],
+        settings=[SETTING],
+        modes=[MODE],
+        rules=rules.to_dict(),
+        domain=None,
+        cfg_options=dict(args.cfg_options or {}),
+        linear_lr=0.1,
+        baseline='an',
+        oracle=None,
+        prune=None if args.no_prune else dict(n_startup_trials=2, warmup=0.3),
+        trainer='tools/demo.py',
+        work_dir=repo_path(args.work_dir),
+        threads=args.threads,
+        gpus_per_trial=1)
+
+
+def _point_text(point: dict) -> str:
+    point = dict(point)
+    parts = [f'lr {point.pop(LR_KEY):g}', f'epochs {point.pop(EPOCHS_KEY)}']
+    parts += [
+        f'{key.rsplit(".", 1)[-1]} {value}' for key, value in point.items()
+    ]
+    return ', '.join(parts)
+
+
+def ranking(rows: dict) -> list:
+    """``[(method, row)]`` by mean validation mAP over the seeds, best
+    first; each row gains ``'val mAP'`` and ``'val std'``."""
+    import numpy as np
+    for row in rows.values():
+        values = np.array([run['val mAP'] for run in row['runs']])
+        row['val mAP'] = float(values.mean())
+        row['val std'] = float(values.std(ddof=1)) if len(values) > 1 \
+            else 0.0
+    return sorted(rows.items(), key=lambda item: -item[1]['val mAP'])
+
+
+def table(ranked: list, baseline: str = 'an') -> str:
+    """The ranked methods: validation mAP (mean ± std over seeds), its
+    difference to ``baseline`` (when ranked), the test mAP when the runs
+    were tested, and the chosen point."""
+    rows = dict(ranked)
+    header = ['rank', 'method', 'val mAP']
+    if baseline in rows:
+        header.append(f'vs {baseline}')
+    tested = all('mAP' in row for row in rows.values())
+    if tested:
+        header.append('test mAP')
+    header.append('chosen point')
+    lines = [
+        '| ' + ' | '.join(header) + ' |',
+        '|' + '|'.join(['---:', ':---'] + ['---:'] *
+                       (len(header) - 3) + [':---']) + '|'
+    ]
+    for rank, (name, row) in enumerate(ranked, 1):
+        cells = [
+            str(rank), name, f'{row["val mAP"]:.2f} ± '
+            f'{row["val std"]:.2f}'
+        ]
+        if baseline in rows:
+            cells.append(f'{row["val mAP"] - rows[baseline]["val mAP"]:+.2f}')
+        if tested:
+            cells.append(f'{row["mAP"]:.2f} ± {row["std"]["mAP"]:.2f}')
+        cells.append(_point_text(row['tuning']['chosen']))
+        lines.append('| ' + ' | '.join(cells) + ' |')
+    return '\n'.join(lines)
+
+
+def best_config(path: str, point: dict, cfg_options: dict) -> Config:
+    """The method config at its chosen point (and the runs' overrides)."""
+    cfg = Config.fromfile(path)
+    cfg.merge_from_dict(dict(cfg_options or {}))
+    cfg.merge_from_dict(dict(point))
+    return cfg
+
+
+def run(args) -> dict:
+    """Write the method configs, run the sweep, rank, write the best."""
+    configs = method_configs(args.config, args.methods, args.work_dir,
+                             args.force)
+    sweep = Sweep(args.storage, args.study, must_exist=False)
+    sweep.define(definition(args, configs))
+    if args.workers:
+        print(
+            f'[select_method] {len(configs)} methods x {len(args.seeds)} '
+            f'seeds in {args.storage}: {args.workers} {args.executor} '
+            f'workers; runs in {args.work_dir}',
+            file=sys.stderr,
+            flush=True)
+        handles = start_workers(
+            args.storage,
+            args.study,
+            args.workers,
+            args.executor,
+            folder=osp.join(args.work_dir, 'submitit'),
+            slurm=args.slurm)
+        try:
+            wait_workers(handles)
+        except KeyboardInterrupt:
+            stop_workers(handles)
+            raise
+    state = sweep.advance()
+    if state['errors']:
+        raise SystemExit('[select_method] failed:\n' +
+                         '\n'.join(state['errors']))
+    rows = export(sweep, args.storage, {})['results'].get(MODE,
+                                                          {}).get(SETTING, {})
+    missing = [m for m in configs if m not in rows]
+    if missing:
+        raise SystemExit(f'[select_method] {", ".join(missing)} not '
+                         'finished yet: run the same command again (or with '
+                         '--workers N) to go on')
+    ranked = ranking({m: rows[m] for m in configs})
+    print(table(ranked))
+    best, row = ranked[0]
+    out = args.out or osp.join(args.work_dir, f'best_{best}.py')
+    write_config(
+        best_config(configs[best], row['tuning']['chosen'], args.cfg_options),
+        out, args.force)
+    print(f'\nBest: {best} ({_point_text(row["tuning"]["chosen"])}), '
+          f'written to {out}. Train it on all GPUs of a machine with:\n'
+          f'  bash tools/dist_train.sh {shlex.quote(out)} GPUS\n'
+          f'or on one device with:\n'
+          f'  python tools/train.py {shlex.quote(out)}')
+    return dict(ranking=ranked, best=best, out=out)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    try:
+        return run(args)
+    except (MethodError, SweepError, StorageError, FileExistsError) as error:
+        raise SystemExit(f'[select_method] {error}') from None
+
+
+if __name__ == '__main__':
+    main()
