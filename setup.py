@@ -181,6 +181,10 @@ setup(
     install_requires=[
         'mmpretrain>=1.2.0,<1.3', 'mmengine>=0.8.3,<1.0', 'numpy', 'torch>=2.4'
     ],
-    extras_require={'tests': ['pytest', 'matplotlib<3.11']},
+    extras_require={
+        'tests': ['pytest', 'matplotlib<3.11'],
+        # tools/benchmark.py and tools/select_method.py (the sweep)
+        'benchmark': ['optuna>=4.0', 'submitit>=1.5'],
+    },
     license='Apache License 2.0',
     zip_safe=False)

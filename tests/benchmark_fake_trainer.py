@@ -23,8 +23,8 @@ def main():
     parser.add_argument('--seeds', type=int, nargs='+')
     parser.add_argument('--work-dir')
     parser.add_argument('--out')
-    parser.add_argument('--extra-hook', type=json.loads, action='append',
-                        default=[])
+    parser.add_argument(
+        '--extra-hook', type=json.loads, action='append', default=[])
     parser.add_argument('--launcher', default='none')
     parser.add_argument('--cfg-options', nargs='+', default=[])
     args = parser.parse_args()
@@ -42,7 +42,9 @@ def main():
         hooks.append(OptunaPruningHook(**hook))
     loop = types.SimpleNamespace(stop_training=False)
     runner = types.SimpleNamespace(
-        epoch=0, max_epochs=epochs, train_loop=loop,
+        epoch=0,
+        max_epochs=epochs,
+        train_loop=loop,
         logger=types.SimpleNamespace(info=print))
     for epoch in range(1, epochs + 1):
         time.sleep(float(os.environ.get('FAKE_EPOCH_SECONDS', 0)))

@@ -252,7 +252,6 @@ def use_domain(domain: Optional[str]) -> None:
         subprocess.run(command, cwd=root, check=True)
 
 
-
 def check_outputs(args, inputs) -> None:
     """Refuse outputs that are inputs (even with --force), that exist
     (without --force), or that name one file twice."""
@@ -326,16 +325,23 @@ def run(args) -> dict:
         sweep.define(wanted)
         if ledger is not None:
             count = import_ledger(sweep, args.import_ledger, ledger)
-            print(f'[benchmark] {count} runs of {args.import_ledger} '
-                  f'recorded in {args.storage} (sweep {args.study})',
-                  file=sys.stderr)
+            print(
+                f'[benchmark] {count} runs of {args.import_ledger} '
+                f'recorded in {args.storage} (sweep {args.study})',
+                file=sys.stderr)
     if args.workers:
-        print(f'[benchmark] sweep {args.study} in {args.storage}: '
-              f'{args.workers} {args.executor} workers; each run logs to '
-              f'{osp.join(sweep.definition["work_dir"], "MODE", "SETTING", "POINT", "CONFIG", "seedN", "log.txt")}',
-              file=sys.stderr, flush=True)
+        print(
+            f'[benchmark] sweep {args.study} in {args.storage}: '
+            f'{args.workers} {args.executor} workers; each run logs to '
+            f'{sweep.definition["work_dir"]}'
+            '/MODE/SETTING/POINT/CONFIG/seedN/log.txt',
+            file=sys.stderr,
+            flush=True)
         handles = start_workers(
-            args.storage, args.study, args.workers, args.executor,
+            args.storage,
+            args.study,
+            args.workers,
+            args.executor,
             folder=osp.join(sweep.definition['work_dir'], 'submitit'),
             slurm=args.slurm)
         try:
@@ -348,8 +354,10 @@ def run(args) -> dict:
     if args.out:
         data = export(sweep, args.storage, {
             'out': args.out,
-            **{k: getattr(args, k)
-               for k in REPORTS}
+            **{
+                k: getattr(args, k)
+                for k in REPORTS
+            }
         })
         write_json(args.out, data)
         print('\n' + write_from_json(args.out, args))

@@ -238,8 +238,7 @@ def main(argv=None):
             try:
                 runs.append(
                     run(config, args.work_dir, seed, args.cfg_options,
-                        args.diagnostics, args.extra_hook,
-                        args.launcher))
+                        args.diagnostics, args.extra_hook, args.launcher))
             except Exception as err:  # the other configs still run
                 traceback.print_exc()
                 failed[name] = failure_reason(err)

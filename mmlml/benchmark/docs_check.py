@@ -22,11 +22,14 @@ __all__ = ['COMPARISONS', 'comparison_markdown', 'check_docs']
 #: Cross-domain comparisons: the markdown, the records it compares, the
 #: setting and mode (``tools/analysis/compare_benchmarks.py``).
 COMPARISONS = ({
-    'markdown': 'docs/benchmark_domains.md',
+    'markdown':
+    'docs/benchmark_domains.md',
     'benchmarks':
     ['docs/benchmark_synthetic.json', 'docs/benchmark_digits.json'],
-    'setting': 'single_positive',
-    'mode': 'finetune',
+    'setting':
+    'single_positive',
+    'mode':
+    'finetune',
 }, )
 
 

@@ -134,11 +134,15 @@ def export(sweep: Sweep, storage: str, reports: dict) -> dict:
                  for t in pruned)
     return dict(
         command=reproducer(definition, storage, reports),
-        sweep={k: v
-               for k, v in definition.items() if k != 'name'},
+        sweep={
+            k: v
+            for k, v in definition.items() if k != 'name'
+        },
         study=definition['name'],
-        reports={k: v
-                 for k, v in reports.items() if v},
+        reports={
+            k: v
+            for k, v in reports.items() if v
+        },
         training_minutes=sum(t.get('minutes', 0) for t in trials),
         pruning=dict(
             trials=len(pruned),
@@ -155,12 +159,10 @@ def definition_from_ledger(path: str, ledger: dict) -> dict:
     runs = list(ledger.get('runs', {}).values()) + [
         t for t in ledger.get('trials', []) if t.get('state') == 'complete'
     ]
-    rows = [
-        (mode, setting, name, row)
-        for mode, by_setting in ledger['results'].items()
-        for setting, by_name in by_setting.items()
-        for name, row in by_name.items()
-    ]
+    rows = [(mode, setting, name, row)
+            for mode, by_setting in ledger['results'].items()
+            for setting, by_name in by_setting.items()
+            for name, row in by_name.items()]
     for _, _, _, row in rows:
         runs += row['runs']
     configs = []
@@ -173,8 +175,10 @@ def definition_from_ledger(path: str, ledger: dict) -> dict:
     tuning = dict(ledger.get('tuning') or {})
     if 'sweep' in ledger:  # a sweep's own record
         rules = ledger['sweep']['rules']
-        tuning.update(seeds=rules['seeds'], lrs=rules['lrs'],
-                      domain=ledger['sweep'].get('domain'))
+        tuning.update(
+            seeds=rules['seeds'],
+            lrs=rules['lrs'],
+            domain=ledger['sweep'].get('domain'))
     seeds = sorted({run['seed'] for run in runs})
     words = shlex.split(ledger.get('command', ''))
     options = dict((ledger.get('sweep') or {}).get('cfg_options') or {})
@@ -186,13 +190,12 @@ def definition_from_ledger(path: str, ledger: dict) -> dict:
             options[key] = value
     return dict(
         configs=configs,
-        settings=list(
-            dict.fromkeys(setting for _, setting, _, _ in rows)),
+        settings=list(dict.fromkeys(setting for _, setting, _, _ in rows)),
         modes=list(dict.fromkeys(mode for mode, _, _, _ in rows)),
         seeds=tuning.get('seeds', seeds),
         lrs=tuning.get('lrs'),
-        tune=ledger['sweep']['rules']['tune'] if 'sweep' in ledger else
-        'runs' in ledger,
+        tune=ledger['sweep']['rules']['tune']
+        if 'sweep' in ledger else 'runs' in ledger,
         domain=tuning.get('domain'),
         cfg_options=options)
 

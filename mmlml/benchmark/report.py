@@ -12,9 +12,7 @@ from .results import markdown_table
 from .search import SearchRules, tuned_table
 from .settings import SETTING_TITLES
 
-__all__ = [
-    'report_args', 'report', 'plot', 'write_reports', 'claims_report'
-]
+__all__ = ['report_args', 'report', 'plot', 'write_reports', 'claims_report']
 
 
 def report_args(data: dict, **outputs) -> types.SimpleNamespace:

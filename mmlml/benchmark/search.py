@@ -49,6 +49,7 @@ __all__ = [
 LR_KEY = 'optim_wrapper.optimizer.lr'
 EPOCHS_KEY = 'train_cfg.max_epochs'
 
+
 def _lookup(cfg: Config, key: str):
     """The value of a dotted ``key`` of ``cfg``; KeyError if absent."""
     value = cfg.to_dict() if isinstance(cfg, Config) else cfg
@@ -254,8 +255,9 @@ def plan(records: Sequence[dict],
         if found is None:
             return None
         for point, record in zip(points, found):
-            if all(point_key(run['point']) != point_key(point)
-                   for run in grid):
+            if all(
+                    point_key(run['point']) != point_key(point)
+                    for run in grid):
                 grid.append(dict(record, point=dict(point)))
         return choose([run for run in grid if run['state'] == 'complete'])
 
@@ -311,6 +313,7 @@ def plan(records: Sequence[dict],
     if rules.tune:
         runs.insert(0, best)
     return Plan(needed, waiting, grid, chosen, runs)
+
 
 def _format_value(value) -> str:
     return f'{value:g}' if isinstance(value, float) else str(value)

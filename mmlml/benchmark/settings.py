@@ -7,8 +7,8 @@ import os.path as osp
 from mmengine.config import Config
 
 __all__ = [
-    'SETTINGS', 'IMPOSED_SETTINGS', 'SETTING_TITLES', 'MODES',
-    'dataset_modes', 'setting_options', 'mode_options', 'format_options'
+    'SETTINGS', 'IMPOSED_SETTINGS', 'SETTING_TITLES', 'MODES', 'dataset_modes',
+    'setting_options', 'mode_options', 'format_options'
 ]
 
 SETTINGS = {

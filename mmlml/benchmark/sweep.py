@@ -29,11 +29,14 @@ from typing import Dict, Iterator, List, NamedTuple, Optional
 from mmengine.config import Config
 
 from mmlml.utils.optuna_storage import open_storage, storage_path
-from .search import (EPOCHS_KEY, LR_KEY, Plan, SearchRules,
-                     key_hyperparameter, plan, point_key, point_name)
+from .search import (Plan, SearchRules, key_hyperparameter, plan,
+                     point_name)
 from .settings import dataset_modes
 
-__all__ = ['SweepError', 'Group', 'Sweep', 'run_id', 'REPO_ROOT']
+__all__ = [
+    'SweepError', 'Group', 'Sweep', 'run_id', 'repo_path', 'abs_path',
+    'first_seed_point', 'REPO_ROOT', 'LOST', 'DUPLICATE'
+]
 
 #: The repository: config paths in a definition are relative to it.
 REPO_ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
@@ -59,8 +62,7 @@ class Group(NamedTuple):
         return osp.splitext(osp.basename(self.config))[0]
 
 
-def run_id(mode: str, setting: str, point: dict, name: str,
-           seed: int) -> str:
+def run_id(mode: str, setting: str, point: dict, name: str, seed: int) -> str:
     """A run's folder under the work directory,
     ``MODE/SETTING/POINT/CONFIG/seedN``."""
     return '/'.join([mode, setting, point_name(point), name, f'seed{seed}'])
@@ -80,7 +82,8 @@ class Sweep:
     """A sweep in an Optuna storage (see the module docstring).
 
     Args:
-        storage (str): The storage (:func:`~mmlml.utils.optuna_storage.open_storage`).
+        storage (str): The storage
+            (:func:`~mmlml.utils.optuna_storage.open_storage`).
         name (str): The sweep's name (its definition study).
         must_exist (bool): Refuse a storage or sweep that does not exist.
     """
@@ -105,8 +108,10 @@ class Sweep:
             try:
                 study_id = self.storage.get_study_id_from_name(self.name)
             except KeyError:
-                names = [s.study_name for s in self.storage.get_all_studies()
-                         if ':' not in s.study_name]
+                names = [
+                    s.study_name for s in self.storage.get_all_studies()
+                    if ':' not in s.study_name
+                ]
                 raise SweepError(
                     f'{self.spec}: no sweep named {self.name!r} (it holds '
                     f'{names or "none"}); pass --study with one of them'
@@ -144,15 +149,16 @@ class Sweep:
             return
         old = self.definition
         fixed = [
-            k for k in ('rules', 'domain', 'cfg_options', 'linear_lr',
-                        'prune', 'trainer', 'work_dir')
+            k for k in ('rules', 'domain', 'cfg_options', 'linear_lr', 'prune',
+                        'trainer', 'work_dir')
             if old.get(k) != definition.get(k)
         ]
         if fixed:
+            was = ', '.join(f'{k}={old.get(k)!r}' for k in fixed)
             raise SweepError(
                 f'{self.spec}: sweep {self.name!r} exists with other '
-                f'{", ".join(fixed)} ({", ".join(f"{k}={old.get(k)!r}" for k in fixed)}); '
-                'continue it with the same ones or name a new --study')
+                f'{", ".join(fixed)} ({was}); continue it with the same '
+                'ones or name a new --study')
         grown = dict(old)
         for key in ('configs', 'settings', 'modes'):
             grown[key] = list(dict.fromkeys(old[key] + definition[key]))
@@ -256,7 +262,11 @@ class Sweep:
             self.records(group), self.rules, facts['epochs'], facts['lr'],
             facts['hyperparameter'])
 
-    def add_trial(self, group: Group, point: dict, seed: int, state=None,
+    def add_trial(self,
+                  group: Group,
+                  point: dict,
+                  seed: int,
+                  state=None,
                   value: Optional[float] = None,
                   summary: Optional[dict] = None,
                   intermediate: Optional[dict] = None) -> None:
@@ -309,16 +319,15 @@ class Sweep:
                     done_groups[group] = None
                     continue
                 if group.first_stage is not None:
-                    first = Group(group.mode, group.setting,
-                                  group.first_stage, None)
+                    first = Group(group.mode, group.setting, group.first_stage,
+                                  None)
                     first_plan = done_groups.get(first)
                     if first_plan is None or not first_plan.done:
                         busy = busy or first_plan is not None
                         if first_plan is None and first in done_groups:
-                            errors.append(
-                                f'{group.mode} {group.setting} '
-                                f'{group.config}: its first stage '
-                                f'{group.first_stage} failed')
+                            errors.append(f'{group.mode} {group.setting} '
+                                          f'{group.config}: its first stage '
+                                          f'{group.first_stage} failed')
                         continue
                 current = self.plan(group)
                 done_groups[group] = current
@@ -367,18 +376,24 @@ class Sweep:
                trial_id: int,
                state: str,
                value: Optional[float] = None,
-               **attrs) -> None:
+               **attrs) -> bool:
         """Record a taken trial's summary, then its final state
-        (``'complete'``, ``'pruned'`` or ``'fail'``)."""
+        (``'complete'``, ``'pruned'`` or ``'fail'``); False when the trial
+        was given up meanwhile (:meth:`fail_stale`: its run is queued
+        again, and this result is dropped)."""
+        import optuna
         from optuna.trial import TrialState
-        for key, item in json.loads(json.dumps(attrs)).items():
-            self.storage.set_trial_user_attr(trial_id, key, item)
         final = dict(
             complete=TrialState.COMPLETE,
             pruned=TrialState.PRUNED,
             fail=TrialState.FAIL)[state]
-        self.storage.set_trial_state_values(
-            trial_id, final, [value] if state == 'complete' else None)
+        try:
+            for key, item in json.loads(json.dumps(attrs)).items():
+                self.storage.set_trial_user_attr(trial_id, key, item)
+            return self.storage.set_trial_state_values(
+                trial_id, final, [value] if state == 'complete' else None)
+        except optuna.exceptions.UpdateFinishedTrialError:
+            return False
 
     def requeue(self, group: Group, attrs: dict) -> None:
         """Queue a run again (its trial was lost)."""
@@ -402,14 +417,14 @@ class Sweep:
                     beat = trial.datetime_start.timestamp()
                 if beat is None or now - beat < grace:
                     continue
-                try:
+                try:  # the reason first: a finished trial takes none
+                    self.storage.set_trial_user_attr(trial._trial_id,
+                                                     'failure', LOST)
                     changed = self.storage.set_trial_state_values(
                         trial._trial_id, TrialState.FAIL)
                 except optuna.exceptions.UpdateFinishedTrialError:
                     continue
                 if changed:
-                    self.storage.set_trial_user_attr(trial._trial_id,
-                                                     'failure', LOST)
                     self.requeue(group, trial.user_attrs)
                     count += 1
         return count
@@ -437,7 +452,3 @@ def first_seed_point(sweep: Sweep, group: Group, seed: int) -> dict:
             return run
     raise SweepError(f'{group.config}: its first stage has no run of seed '
                      f'{seed} (the sweep\'s seeds are {sweep.rules.seeds})')
-
-
-__all__ += ['first_seed_point', 'LOST', 'DUPLICATE', 'EPOCHS_KEY', 'LR_KEY',
-            'point_key']

@@ -30,10 +30,9 @@ import threading
 import time
 from typing import Optional
 
-from .search import point_name
 from .settings import (dataset_modes, format_options, mode_options,
                        setting_options)
-from .sweep import REPO_ROOT, LOST, Group, Sweep, abs_path, first_seed_point
+from .sweep import LOST, REPO_ROOT, Group, Sweep, abs_path, first_seed_point
 
 __all__ = ['TrialFailed', 'run_trial', 'work', 'main']
 
@@ -63,16 +62,15 @@ def _options(definition: dict, group: Group, point: dict) -> dict:
     """The overrides of a run: the sweep's, the mode's, the point's, the
     setting's."""
     options = dict(definition.get('cfg_options') or {})
-    options.update(
-        mode_options(group.mode, definition.get('linear_lr', 0.1)))
+    options.update(mode_options(group.mode, definition.get('linear_lr', 0.1)))
     options.update(point)
     train_mode = dataset_modes(abs_path(group.config))[0]
     options.update(setting_options(group.setting, train_mode))
     return options
 
 
-def _train(sweep: Sweep, group: Group, point: dict, seed: int,
-           run_dir: str, options: dict, hook: Optional[dict]) -> dict:
+def _train(sweep: Sweep, group: Group, point: dict, seed: int, run_dir: str,
+           options: dict, hook: Optional[dict]) -> dict:
     """One ``trainer`` process; its summary."""
     definition = sweep.definition
     out = osp.join(run_dir, 'demo.json')
@@ -249,7 +247,8 @@ def work(storage: str,
         beat = _Heartbeat(sweep, trial_id, heartbeat)
         try:
             print(
-                f'[{name}] {attrs["run"]}: training', file=sys.stderr,
+                f'[{name}] {attrs["run"]}: training',
+                file=sys.stderr,
                 flush=True)
             run_trial(sweep, group, trial_id, attrs)
         finally:
@@ -274,8 +273,12 @@ def main(argv=None):
     parser.add_argument('--heartbeat', type=float, default=HEARTBEAT)
     parser.add_argument('--grace', type=float, default=GRACE)
     args = parser.parse_args(argv)
-    result = work(args.storage, args.study, poll=args.poll,
-                  heartbeat=args.heartbeat, grace=args.grace)
+    result = work(
+        args.storage,
+        args.study,
+        poll=args.poll,
+        heartbeat=args.heartbeat,
+        grace=args.grace)
     for error in result['errors']:
         print(f'[worker] failed: {error}', file=sys.stderr)
     return result
@@ -283,6 +286,3 @@ def main(argv=None):
 
 if __name__ == '__main__':
     main()
-
-
-__all__ += ['point_name']

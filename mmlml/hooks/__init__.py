@@ -22,7 +22,8 @@ from .vl_pseudo_label_hook import VLPseudoLabelHook
 
 __all__ = [
     'APLHook', 'LabelEstimatorHook', 'LabelStoreHook',
-    'MissingLabelDiagnosticsHook', 'OptunaPruningHook', 'ClassAPCorrectionHook', 'ClassPriorHook',
-    'EpochScoresHook', 'LargeLossCorrectionHook', 'ResumeCheckHook',
-    'TrainingProgressHook', 'TrainingSetupCheckHook', 'VLPseudoLabelHook'
+    'MissingLabelDiagnosticsHook', 'OptunaPruningHook',
+    'ClassAPCorrectionHook', 'ClassPriorHook', 'EpochScoresHook',
+    'LargeLossCorrectionHook', 'ResumeCheckHook', 'TrainingProgressHook',
+    'TrainingSetupCheckHook', 'VLPseudoLabelHook'
 ]

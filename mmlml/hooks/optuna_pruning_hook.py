@@ -71,9 +71,10 @@ def SameScheduleMedianPruner(n_startup_trials: int = 2,
                 return False
             values = [
                 other.intermediate_values[step] for other in study.get_trials(
-                    deepcopy=False, states=(optuna.trial.TrialState.COMPLETE, ))
-                if other.user_attrs.get('seed') == seed and other.user_attrs.get(
-                    'point', {}).get(_EPOCHS_KEY) == epochs
+                    deepcopy=False,
+                    states=(optuna.trial.TrialState.COMPLETE, ))
+                if other.user_attrs.get('seed') == seed and
+                other.user_attrs.get('point', {}).get(_EPOCHS_KEY) == epochs
                 and step in other.intermediate_values
             ]
             if len(values) < n_startup_trials:

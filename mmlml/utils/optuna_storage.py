@@ -8,6 +8,7 @@ sweep (:mod:`mmlml.benchmark`) and of the hook that prunes its trials
   that database;
 - any other path: an SQLite file (the default for one machine).
 """
+import os
 import os.path as osp
 
 __all__ = ['JOURNAL_SUFFIXES', 'StorageError', 'open_storage', 'storage_path']
@@ -46,6 +47,8 @@ def open_storage(spec: str, must_exist: bool = False):
     if must_exist and path is not None and not osp.isfile(path):
         raise StorageError(f'{spec}: no such sweep storage (a sweep creates '
                            'it; check the path)')
+    if path is not None:  # a new local storage: its folder
+        os.makedirs(osp.dirname(path), exist_ok=True)
     try:
         if '://' not in spec and spec.endswith(JOURNAL_SUFFIXES):
             return JournalStorage(JournalFileBackend(path))

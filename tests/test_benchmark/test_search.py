@@ -48,6 +48,7 @@ def drive(val, rules, epochs=10, lr=0.1, hyperparameter=None, prune=()):
 
 
 def test_plan_searches_lr_then_hyperparameter_then_epochs():
+
     def val(point, seed):
         return (80 - abs(point[LR_KEY] - 0.1) * 10 + point[TAU] +
                 (point[EPOCHS_KEY] == 20))
@@ -77,14 +78,18 @@ def test_the_grid_extends_past_an_edge_within_its_bounds():
     def rising(point, seed):
         return point[LR_KEY]
 
-    done, rounds = drive(rising, SearchRules(lrs=(0.03, 0.1, 0.3), seeds=(0, )))
+    done, rounds = drive(rising,
+                         SearchRules(lrs=(0.03, 0.1, 0.3), seeds=(0, )))
     assert rounds[1:] == [[('lr1_ep10', 0)], [('lr1_ep20', 0)]]
     assert done.chosen == {LR_KEY: 1.0, EPOCHS_KEY: 10}  # a tie: the first
     # Best at the bottom edge: down the ladder to the lower bound.
     done, rounds = drive(
         lambda p, s: -p[LR_KEY],
-        SearchRules(lrs=(0.01, 0.03), lr_bounds=(0.003, 1.0), seeds=(0, ),
-                    max_doublings=0))
+        SearchRules(
+            lrs=(0.01, 0.03),
+            lr_bounds=(0.003, 1.0),
+            seeds=(0, ),
+            max_doublings=0))
     assert rounds == [[('lr0.01_ep10', 0), ('lr0.03_ep10', 0)],
                       [('lr0.003_ep10', 0)]]
     assert done.chosen[LR_KEY] == 0.003
@@ -102,30 +107,44 @@ def test_next_lr_walks_the_ladder():
 
 
 def test_a_pruned_run_is_never_chosen_and_pending_runs_are_waited_for():
+
     def val(point, seed):
         return point[LR_KEY]  # the best would be 0.3
 
-    rules = SearchRules(lrs=(0.1, 0.3), lr_bounds=(0.1, 0.3), seeds=(0, 1),
-                        max_doublings=0)
+    rules = SearchRules(
+        lrs=(0.1, 0.3), lr_bounds=(0.1, 0.3), seeds=(0, 1), max_doublings=0)
     done, _ = drive(val, rules, prune=('lr0.3_ep10', ))
     assert done.chosen[LR_KEY] == 0.1
     assert [r['state'] for r in done.grid] == ['complete', 'pruned']
-    pending = [dict(run({EPOCHS_KEY: 10, LR_KEY: 0.1}, 0, val),
-                    state='pending')]
+    pending = [
+        dict(run({
+            EPOCHS_KEY: 10,
+            LR_KEY: 0.1
+        }, 0, val), state='pending')
+    ]
     current = plan(pending, rules, 10, 0.1)
     assert current.waiting and current.needed == [({
         EPOCHS_KEY: 10,
         LR_KEY: 0.3
     }, 0)]
     # A duplicate record of a run counts once; the finished one wins.
-    records = [dict(pending[0]), run({EPOCHS_KEY: 10, LR_KEY: 0.1}, 0, val),
-               run({EPOCHS_KEY: 10, LR_KEY: 0.3}, 0, val)]
+    records = [
+        dict(pending[0]),
+        run({
+            EPOCHS_KEY: 10,
+            LR_KEY: 0.1
+        }, 0, val),
+        run({
+            EPOCHS_KEY: 10,
+            LR_KEY: 0.3
+        }, 0, val)
+    ]
     assert not plan(records, rules, 10, 0.1).waiting
 
 
 def test_without_tuning_every_seed_runs_the_own_recipe():
-    done, rounds = drive(lambda p, s: 1.0,
-                         SearchRules(seeds=(0, 1), tune=False), lr=0.05)
+    done, rounds = drive(
+        lambda p, s: 1.0, SearchRules(seeds=(0, 1), tune=False), lr=0.05)
     assert rounds == [[('lr0.05_ep10', 0), ('lr0.05_ep10', 1)]]
     assert done.chosen == {EPOCHS_KEY: 10, LR_KEY: 0.05} and not done.grid
 

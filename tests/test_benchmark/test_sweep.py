@@ -4,7 +4,6 @@ worker's trial run again, the Slurm path through submitit's local
 executor, pruning, the export and its reports, ledgers read in, and the
 committed docs regenerated from their records. The runs are
 tests/benchmark_fake_trainer.py (no training)."""
-import json
 import os
 import os.path as osp
 import signal
@@ -20,6 +19,7 @@ from mmlml.benchmark.executors import start_workers, wait_workers
 from mmlml.benchmark.record import (LedgerError, export, import_ledger,
                                     read_json)
 from mmlml.benchmark.report import report_args, write_reports
+from mmlml.benchmark.results import COLUMNS
 from mmlml.benchmark.search import EPOCHS_KEY, LR_KEY, SearchRules
 from mmlml.benchmark.sweep import Sweep, SweepError
 from mmlml.benchmark.worker import work
@@ -32,8 +32,12 @@ AN, FULL = 'configs/demo/an.py', 'configs/demo/full_labels.py'
 
 
 def define(tmp_path, configs=(AN, FULL), prune=None, name='s', **rules):
-    rules = dict(dict(lrs=(0.1, 0.3), lr_bounds=(0.1, 0.3), seeds=(0, 1),
-                      max_doublings=0), **rules)
+    rules = dict(
+        dict(
+            lrs=(0.1, 0.3),
+            lr_bounds=(0.1, 0.3),
+            seeds=(0, 1),
+            max_doublings=0), **rules)
     sweep = Sweep(str(tmp_path / 'sweep.db'), name, must_exist=False)
     sweep.define(
         dict(
@@ -59,8 +63,8 @@ def states(sweep):
     found = {}
     for group in sweep.groups():
         for trial in sweep.trials(group):
-            found.setdefault(trial.state.name, []).append(
-                trial.user_attrs['run'])
+            found.setdefault(trial.state.name,
+                             []).append(trial.user_attrs['run'])
     return found
 
 
@@ -90,13 +94,19 @@ def test_two_local_workers_finish_a_sweep_and_the_export_makes_the_tables(
 
 
 def test_a_killed_worker_leaves_its_run_to_be_run_again(tmp_path):
-    sweep = define(tmp_path, configs=(AN, ), seeds=(0, ), lrs=(0.1, ),
-                   lr_bounds=(0.1, 0.1))
+    sweep = define(
+        tmp_path,
+        configs=(AN, ),
+        seeds=(0, ),
+        lrs=(0.1, ),
+        lr_bounds=(0.1, 0.1))
     env = dict(os.environ, FAKE_EPOCH_SECONDS='1')
     worker = subprocess.Popen([
         sys.executable, '-m', 'mmlml.benchmark.worker', '--storage',
         sweep.spec, '--study', 's', '--heartbeat', '0.5'
-    ], cwd=ROOT, env=env)
+    ],
+                              cwd=ROOT,
+                              env=env)
     for _ in range(120):
         if 'RUNNING' in states(sweep):
             break
@@ -118,7 +128,10 @@ def test_the_slurm_path_through_submitits_local_executor(tmp_path):
     pytest.importorskip('submitit')
     sweep = define(tmp_path, configs=(AN, ), seeds=(0, ))
     jobs = start_workers(
-        sweep.spec, 's', 1, executor='submitit-local',
+        sweep.spec,
+        's',
+        1,
+        executor='submitit-local',
         folder=str(tmp_path / 'submitit'),
         slurm=dict(slurm_partition='ignored here', timeout_min=5))
     assert wait_workers(jobs) == []
@@ -129,9 +142,13 @@ def test_the_slurm_path_through_submitits_local_executor(tmp_path):
 def test_trailing_tuning_runs_are_pruned_and_never_the_seeds(tmp_path):
     # One worker runs 0.1, 0.3, then 0.5 (val 80, 78, 76): the third trails
     # the median of the two finished ones from the warm-up on.
-    sweep = define(tmp_path, configs=(AN, ), seeds=(0, 1),
-                   lrs=(0.1, 0.3, 0.5), lr_bounds=(0.1, 0.5),
-                   prune=dict(n_startup_trials=2, warmup=0.3))
+    sweep = define(
+        tmp_path,
+        configs=(AN, ),
+        seeds=(0, 1),
+        lrs=(0.1, 0.3, 0.5),
+        lr_bounds=(0.1, 0.5),
+        prune=dict(n_startup_trials=2, warmup=0.3))
     assert work(sweep.spec, 's', poll=0.2)['errors'] == []
     group = sweep.groups()[0]
     trials = {t.user_attrs['run']: t for t in sweep.trials(group)}
@@ -153,14 +170,25 @@ def test_a_ledger_is_read_once_and_its_runs_are_not_trained_again(tmp_path):
     for lr in (0.1, 0.3):
         for seed in ((0, 1) if lr == 0.1 else (0, )):
             point = {EPOCHS_KEY: 10, LR_KEY: lr}
-            run = dict(mAP=70., **{'val mAP': 80. - lr, 'best epoch': 4,
-                                   'epochs': 10, 'minutes': 1.0,
-                                   'best checkpoint': 'x.pth'})
-            run.update(config='configs/demo/an.py', mode='finetune',
-                       setting='single_positive', seed=seed, point=point)
+            run = dict(
+                dict.fromkeys(COLUMNS, 70.), **{
+                    'val mAP': 80. - lr,
+                    'best epoch': 4,
+                    'epochs': 10,
+                    'minutes': 1.0,
+                    'best checkpoint': 'x.pth'
+                })
+            run.update(
+                config='configs/demo/an.py',
+                mode='finetune',
+                setting='single_positive',
+                seed=seed,
+                point=point)
             runs[f'{lr}/{seed}'] = run
-    ledger = dict(tuning=dict(lrs=[0.1, 0.3], seeds=[0, 1]),
-                  results=dict(finetune=dict(single_positive={})), runs=runs)
+    ledger = dict(
+        tuning=dict(lrs=[0.1, 0.3], seeds=[0, 1]),
+        results=dict(finetune=dict(single_positive={})),
+        runs=runs)
     sweep = define(tmp_path, configs=(AN, ))
     assert import_ledger(sweep, 'old.json', ledger) == 3
     assert sweep.plan(sweep.groups()[0]).done

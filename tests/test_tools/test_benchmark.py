@@ -1,12 +1,12 @@
-"""The benchmark: its summaries (mmlml.analysis.benchmark_results), its
-runs (mmlml.analysis.benchmark), the tool that runs configs x settings x
-seeds (tools/benchmark.py), the source backbone it fine-tunes and the
+"""The benchmark: its summaries (mmlml.benchmark.results), the settings
+and modes of its runs (mmlml.benchmark.settings), the tool that sweeps
+configs x settings x seeds (tools/benchmark.py; the sweep itself:
+tests/test_benchmark), the source backbone it fine-tunes and the
 converter that extracts it."""
 import importlib.util
 import json
 import math
 import os.path as osp
-import shutil
 
 import numpy as np
 import pytest
@@ -14,11 +14,11 @@ import torch
 from conftest import ROOT  # noqa: E402
 from mmengine.config import Config
 
-from mmlml.analysis.benchmark import (Benchmark, dataset_modes, mode_options,
+from mmlml.benchmark.results import (COLUMNS, aggregate, gap_closed,
+                                     markdown_table, rank_correlation,
+                                     summarise)
+from mmlml.benchmark.settings import (dataset_modes, mode_options,
                                       setting_options)
-from mmlml.analysis.benchmark_results import (COLUMNS, aggregate, gap_closed,
-                                              markdown_table, rank_correlation,
-                                              summarise)
 
 BACKBONE = osp.join(ROOT, 'checkpoints',
                     'synthetic_shapes_source_backbone.pth')
@@ -113,7 +113,7 @@ def test_compare_benchmarks(tmp_path):
         path.write_text(
             json.dumps(
                 dict(
-                    tuning=dict(domain=domain),
+                    sweep=dict(domain=domain),
                     results=dict(finetune=dict(single_positive=rows)))))
         return str(path)
 
@@ -181,12 +181,16 @@ def test_config_checks(tmp_path):
 
 
 def test_benchmark_end_to_end(tmp_path, capsys):
-    """Two configs, one seed, a tiny schedule: the tables, the JSON of every
-    run, the figure; a second call reuses the finished runs."""
+    """Two configs, one seed, one point, a tiny schedule, two workers: the
+    record, its tables and figure; the same command again trains nothing;
+    outputs are never written over inputs or existing files."""
     demo = osp.join(ROOT, 'configs', 'demo')
     args = [
         osp.join(demo, 'an.py'),
-        osp.join(demo, 'full_labels.py'), '--seeds', '0', '--work-dir',
+        osp.join(demo, 'full_labels.py'), '--seeds', '0', '--lrs', '0.1',
+        '--lr-bounds', '0.1', '0.1', '--max-doublings', '0', '--study', 't',
+        '--storage',
+        str(tmp_path / 't.db'), '--work-dir',
         str(tmp_path / 'work'), '--out',
         str(tmp_path / 'b.json'), '--markdown',
         str(tmp_path / 'b.md'), '--figure',
@@ -196,56 +200,55 @@ def test_benchmark_end_to_end(tmp_path, capsys):
         'test_dataloader.dataset.num_samples=40',
         'train_dataloader.batch_size=16'
     ]
-    results = benchmark.main(args)
-    rows = results['finetune']['single_positive']
+    data = benchmark.main(args)
+    rows = data['results']['finetune']['single_positive']
     assert set(rows) == {'an', 'full_labels'}
     run = rows['an']['runs'][0]
     assert run['seed'] == 0 and run['setting'] == 'single_positive'
     assert 0 <= run['mAP'] <= 100
-    with open(tmp_path / 'b.json') as f:
-        saved = json.load(f)
-    assert saved['results']['finetune']['single_positive']['an']['mAP'] \
-        == rows['an']['mAP']
-    # No path of this machine in the JSON: checkpoints relative to work_dir.
-    assert str(tmp_path) not in json.dumps(saved['results'])
-    saved_run = saved['results']['finetune']['single_positive']['an']['runs']
-    assert saved_run[0]['best checkpoint'].startswith(
-        osp.join('finetune', 'single_positive', 'an', 'seed0'))
+    saved = json.loads((tmp_path / 'b.json').read_text())
+    assert saved['results'] == json.loads(json.dumps(data['results']))
+    # No path of this machine in the record's runs: checkpoints relative to
+    # the work directory.
+    assert str(tmp_path) not in json.dumps(saved['trials'])
+    assert run['best checkpoint'].startswith(
+        osp.join('finetune', 'single_positive', 'lr0.1_ep2', 'an', 'seed0'))
     table = (tmp_path / 'b.md').read_text()
     assert '| an |' in table and '| full_labels |' in table
     assert 'an → full_labels gap closed' in table
     assert osp.getsize(tmp_path / 'b.png') > 1000
-    captured = capsys.readouterr()
-    out = captured.out
-    assert '[finetune single_positive an seed 0] test mAP' in out
-    # Progress: runs done of how many, the time left until the last one.
-    assert '[1/2] [finetune single_positive ' in out and ', ETA ' in out
-    assert '[2/2] [finetune single_positive ' in out
-    assert '[benchmark] 2 runs, 0 finished before, 2 at a time' \
-        in captured.err
+    assert 'finetune/single_positive/lr0.1_ep2/an/seed0: complete' in \
+        capsys.readouterr().out
 
-    # Existing outputs are replaced with --force only (which also reruns).
-    with pytest.raises(FileExistsError, match='b.json.*--force'):
+    # Existing outputs are replaced with --force only; never an input.
+    with pytest.raises(SystemExit, match='b.json.*--force'):
         benchmark.main(args)
-    again = benchmark.main([
-        arg.replace(f'{osp.sep}b.', f'{osp.sep}again.') if arg.startswith(
-            str(tmp_path)) else arg for arg in args
-    ])
-    assert again['finetune']['single_positive']['an']['mAP'] \
-        == rows['an']['mAP']
-    captured = capsys.readouterr()
-    assert 'test mAP' not in captured.out.split('**')[0]
-    assert '[benchmark] 2 runs, 2 finished before' in captured.err
+    with pytest.raises(SystemExit, match='also an input'):
+        benchmark.main(args +
+                       ['--force', '--markdown',
+                        str(tmp_path / 't.db')])
+    again = benchmark.main(args + ['--force'])
+    assert again['results'] == data['results']
+    assert ': training' not in capsys.readouterr().err
 
-    # --report-only: the tables of the JSON, nothing trained or needed.
-    shutil.rmtree(tmp_path / 'work')
+    # --report-only: the tables of the record, nothing trained or needed.
     (tmp_path / 'b.md').unlink()
-    benchmark.main([
-        '--out',
-        str(tmp_path / 'b.json'), '--markdown',
-        str(tmp_path / 'b.md'), '--report-only'
-    ])
+    report = ['--out', str(tmp_path / 'b.json'), '--report-only']
+    benchmark.main(report + ['--markdown', str(tmp_path / 'b.md')])
     assert (tmp_path / 'b.md').read_text() == table
+    with pytest.raises(SystemExit, match='exists already'):
+        benchmark.main(report + ['--markdown', str(tmp_path / 'b.md')])
+    with pytest.raises(SystemExit, match='also an input'):
+        benchmark.main(
+            report +
+            ['--markdown', str(tmp_path / 'b.json'), '--force'])
+    (tmp_path / 'x.json').write_text('{"results": {}}')
+    with pytest.raises(SystemExit, match='x.json: not the record'):
+        benchmark.main([
+            '--out',
+            str(tmp_path / 'x.json'), '--report-only', '--markdown',
+            str(tmp_path / 'x.md')
+        ])
 
 
 def test_demo_configs_start_from_the_shipped_backbone():
@@ -298,120 +301,3 @@ def test_linear_mode_freezes_the_whole_backbone():
         if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
     ]
     assert norms and not any(m.training for m in norms)
-
-
-def test_tuned_benchmark_records_every_run_and_continues_from_json(
-        tmp_path, monkeypatch, capsys):
-    """--tune with the training replaced by a function of the point: the
-    search per config, the first stage of a second stage at its first
-    stage's chosen point, every run recorded in --out as it finishes, the
-    tables and claims; a second call on another machine (no work dir)
-    trains nothing; a failing config does not stop the others."""
-    from mmlml.analysis.benchmark_results import COLUMNS
-    from mmlml.analysis.benchmark_tuning import EPOCHS_KEY, LR_KEY
-    calls = []
-
-    def fake_call(self, cmd, log):
-        options = dict(
-            o.split('=', 1) for o in cmd[cmd.index('--cfg-options') + 1:])
-        calls.append((osp.basename(cmd[1]), cmd[2], options))
-        out = cmd[cmd.index('--out') + 1]
-        if osp.exists(out) and '--force' not in cmd:  # as the tools do
-            raise FileExistsError(out)
-        if cmd[1].endswith('pseudo_label.py'):
-            assert osp.exists(cmd[3])  # the first stage's checkpoint
-            np.save(out, np.zeros((2, 2)))
-            return
-        name = osp.splitext(osp.basename(cmd[2]))[0]
-        if name == 'hill':
-            raise RuntimeError('hill broke')
-        lr, epochs = float(options[LR_KEY]), int(options[EPOCHS_KEY])
-        seed = int(cmd[cmd.index('--seeds') + 1])
-        val = dict(an=80., full_labels=95., pseudo_label=82.)[name] - \
-            abs(lr - 0.1) * 10 + seed / 10 + (epochs > 10)
-        checkpoint = osp.join(osp.dirname(out), 'best.pth')
-        open(checkpoint, 'w').close()
-        summary = dict.fromkeys(COLUMNS, val - 1)
-        summary.update({
-            'best checkpoint': checkpoint,
-            'val mAP': val,
-            'best epoch': epochs if name == 'an' else 3,
-            'epochs': epochs,
-            'minutes': 0.01
-        })
-        with open(out, 'w') as f:
-            json.dump({name: {'runs': [summary]}}, f)
-
-    monkeypatch.setattr(Benchmark, '_call', fake_call)
-    demo = osp.join(ROOT, 'configs', 'demo')
-    out = tmp_path / 't.json'
-    # What an interrupted attempt left: the labels, no result.
-    leftover = tmp_path / 'work' / 'finetune' / 'single_positive' / \
-        'lr0.01_ep10' / 'pseudo_label' / 'seed0'
-    leftover.mkdir(parents=True)
-    np.save(leftover / 'pseudo_labels.npy', np.ones((2, 2)))
-    (leftover / 'demo.json').write_text('{}')
-    args = [
-        osp.join(demo, 'full_labels.py'),
-        osp.join(demo, 'pseudo_label.py'), '--tune', '--lrs', '0.01', '0.1',
-        '--seeds', '0', '1', '--work-dir',
-        str(tmp_path / 'work'), '--out',
-        str(out), '--markdown',
-        str(tmp_path / 't.md'), '--claims',
-        str(tmp_path / 'c.md')
-    ]
-    rows = benchmark.main(args)['finetune']['single_positive']
-    # The first stage (an) is tuned too, before the second stage's runs.
-    assert set(rows) == {'an', 'full_labels', 'pseudo_label'}
-    assert rows['an']['tuning']['chosen'] == {LR_KEY: 0.1, EPOCHS_KEY: 20}
-    assert rows['full_labels']['tuning']['chosen'] == {
-        LR_KEY: 0.1,
-        EPOCHS_KEY: 10
-    }
-    assert [run['seed'] for run in rows['an']['runs']] == [0, 1]
-    firsts = [c for c in calls if c[0] == 'pseudo_label.py']
-    assert len(firsts) == 3  # 2 learning rates, 1 more seed
-    assert all(c[2][LR_KEY] == '0.1' and c[2][EPOCHS_KEY] == '20'
-               for c in firsts)  # an's chosen point
-    saved = json.loads(out.read_text())
-    assert len(saved["runs"]) == len(calls) - len(firsts) == 10
-    assert 'finetune/single_positive/lr0.1_ep20/an/seed1' in saved['runs']
-    assert saved['tuning']['lrs'] == [0.01, 0.1]
-    assert str(tmp_path) not in json.dumps([saved['runs'], saved['results']])
-    table = (tmp_path / 't.md').read_text()
-    assert '| an | 0.1 | 20 | - | 81.00 | 80.05 ± 0.07 |' in table
-    claims = (tmp_path / 'c.md').read_text()
-    assert '(of the 1 run in this setting besides the two ends): ' \
-        '**pseudo_label**' in claims
-
-    # Another machine: the JSON alone; nothing is trained again.
-    shutil.rmtree(tmp_path / 'work')
-    calls.clear()
-    again = benchmark.main(args)['finetune']['single_positive']
-    assert calls == [] and again['an']['mAP'] == rows['an']['mAP']
-    assert (tmp_path / 't.md').read_text() == table
-
-    # --report-only trains nothing and leaves out what is not recorded,
-    # saying so under the table.
-    benchmark.main([osp.join(demo, 'hill.py')] + args + ['--report-only'])
-    report = (tmp_path / 't.md').read_text()
-    assert calls == [] and 'Not run yet: `hill`.' in report
-    assert report.replace('Not run yet: `hill`.\n\n', '') == table
-
-    # A call with fewer configs keeps the others' rows in the JSON.
-    benchmark.main([osp.join(demo, 'an.py')] + args[2:])
-    assert set(
-        json.loads(
-            out.read_text())['results']['finetune']['single_positive']) == {
-                'an', 'full_labels', 'pseudo_label'
-            }
-
-    # A broken config fails at the end, after the others are recorded.
-    with pytest.raises(SystemExit, match='hill.py: hill broke'):
-        benchmark.main([osp.join(demo, 'hill.py')] + args)
-    assert 'hill' not in json.loads(
-        out.read_text())['results']['finetune']['single_positive']
-    out.write_text('{}')
-    with pytest.raises(SystemExit):
-        benchmark.main(args)
-    assert 'not the JSON of a tuned benchmark' in capsys.readouterr().err

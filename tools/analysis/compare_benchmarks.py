@@ -57,8 +57,7 @@ def main(argv=None) -> str:
         raise SystemExit(str(error)) from None
     print(text)
     if args.markdown:
-        check_output(args.markdown, args.benchmarks, args.force,
-                     '--markdown')
+        check_output(args.markdown, args.benchmarks, args.force, '--markdown')
         with open(args.markdown, 'w') as f:
             f.write(text)
     return text
