@@ -27,6 +27,14 @@ of stock losses), used by mmlml's configs.
   ``device_ids=[LOCAL_RANK]``, so a CPU-only ``torchrun`` fails. Without
   CUDA, the process group uses gloo and DDP gets no ``device_ids``; with
   CUDA both run MMEngine's own code.
+* :func:`patch_compiled_optimizer_step`: MMEngine's ``compile=True``
+  compiles ``model.train_step``, optimizer step included; inductor cannot
+  keep the learning rate symbolic in the optimizer's kernels, so it
+  recompiles the step for every value a scheduler gives it (one per
+  iteration) until dynamo's limit of 8 recompilations. The backward pass
+  and the optimizer step (``OptimWrapper.update_params``) run eagerly
+  inside the compiled step: the backward pass is a graph break anyway and
+  still runs the compiled backward kernels. Eager training is unchanged.
 
 :func:`applied_fixes` tells which repairs this process applied;
 ``tools/train.py`` and ``TrainingSetupCheckHook`` write
@@ -152,13 +160,28 @@ def patch_cpu_distributed() -> None:
     _APPLIED['cpu_distributed'] = 'CPU torchrun'
 
 
+# ------------------------------------------------- compiled training step
+
+
+def patch_compiled_optimizer_step() -> None:
+    """Keep ``OptimWrapper.update_params`` (backward pass, optimizer step,
+    gradient reset) out of ``torch.compile``'s graphs."""
+    if 'compiled_optimizer_step' in _APPLIED:
+        return
+    from mmengine.optim import OptimWrapper
+    OptimWrapper.update_params = torch.compiler.disable(
+        OptimWrapper.update_params)
+    _APPLIED['compiled_optimizer_step'] = 'eager optimizer step in compile'
+
+
 # ---------------------------------------------------------------- logging
 
 
 def applied_fixes() -> Tuple[str, ...]:
     """The names of the repairs applied in this process, in order:
     ``'checkpoint_loading'``, ``'package_lookup'`` (only where
-    ``pkg_resources`` is missing) and ``'cpu_distributed'``."""
+    ``pkg_resources`` is missing), ``'cpu_distributed'`` and
+    ``'compiled_optimizer_step'``."""
     return tuple(_APPLIED)
 
 
@@ -175,3 +198,4 @@ def apply_all() -> None:
     patch_checkpoint_loading()
     patch_package_lookup()
     patch_cpu_distributed()
+    patch_compiled_optimizer_step()

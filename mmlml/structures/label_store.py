@@ -126,12 +126,23 @@ class LabelStore:
         return self.table.numel() * self.table.element_size()
 
     def _check_indices(self, indices: Tensor) -> Tensor:
+        """``indices`` as a flat int64 tensor on the table's device, after
+        checking that they are integers in ``[0, N)``.
+
+        Under ``torch.compile`` (the head's lookup in a compiled training
+        step) the range is not read from the tensor: that host read would
+        split the graph in three. The head's indices were checked as the
+        Python numbers they come from (:func:`~.sample_indices`), and the
+        compiled gather checks its bounds itself (inductor's
+        ``assert_indirect_indexing``).
+        """
         indices = torch.as_tensor(indices).reshape(-1)
         if indices.is_floating_point() or indices.dtype == torch.bool:
             raise TypeError('sample indices must be integers, got dtype '
                             f'{indices.dtype}')
-        if indices.numel() and (int(indices.min()) < 0
-                                or int(indices.max()) >= self.num_samples):
+        if (not torch.compiler.is_compiling() and indices.numel()
+                and (int(indices.min()) < 0
+                     or int(indices.max()) >= self.num_samples)):
             raise IndexError(
                 f'sample indices must lie in [0, {self.num_samples}), got '
                 f'range [{int(indices.min())}, {int(indices.max())}]: '

@@ -46,4 +46,8 @@ def sample_indices(data_samples: Sequence,
                                     or max(indices) >= num_samples):
         raise IndexError(f'`sample_idx` {indices} out of range for a '
                          f'training set of {num_samples} samples.')
-    return torch.as_tensor(indices, dtype=torch.int64)
+    # ``torch.tensor``, not ``torch.as_tensor``: under ``torch.compile``
+    # dynamo turns the numbers into symbolic inputs of the graph after
+    # their first change, whereas ``as_tensor`` fixes each value and
+    # recompiles the head's loss for every batch.
+    return torch.tensor(indices, dtype=torch.int64)

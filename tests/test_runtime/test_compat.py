@@ -116,6 +116,31 @@ def test_cpu_ddp_wrapper_drops_device_ids():
     assert 'backend gloo None' in out.stdout
 
 
+def test_compiled_step_keeps_one_graph_as_the_learning_rate_changes():
+    """A compiled step that calls ``OptimWrapper.update_params`` is not
+    compiled again when the learning rate changes (each value was a new
+    graph of the optimizer step), and still trains."""
+    from mmengine.optim import OptimWrapper
+    model = torch.nn.Linear(3, 1)
+    wrapper = OptimWrapper(torch.optim.SGD(model.parameters(), lr=0.1))
+
+    def train_step(inputs):
+        loss = model(inputs).square().mean()
+        wrapper.update_params(loss)
+        return loss.detach()
+
+    torch._dynamo.reset()
+    step = torch.compile(train_step, backend='aot_eager')
+    inputs = torch.ones(4, 3)
+    with torch._dynamo.config.patch(
+            recompile_limit=1, fail_on_recompile_limit_hit=True):
+        losses = []
+        for lr in (0.1, 0.05, 0.02):
+            wrapper.optimizer.param_groups[0]['lr'] = lr
+            losses.append(float(step(inputs)))
+    assert losses[2] < losses[1] < losses[0]
+
+
 # ------------------------------------------------------ the applied fixes
 
 
@@ -123,14 +148,15 @@ def test_applied_fixes_record():
     names = compat.applied_fixes()
     # The package lookup is replaced only where pkg_resources is missing.
     missing = importlib.util.find_spec('pkg_resources') is None
-    assert names == ('checkpoint_loading', ) + (
-        ('package_lookup', ) if missing else ()) + ('cpu_distributed', )
+    lookup = ('package_lookup', ) if missing else ()
+    assert names == ('checkpoint_loading', *lookup, 'cpu_distributed',
+                     'compiled_optimizer_step')
     message = compat.applied_fixes_message()
     count = len(compat.checkpoint_safe_globals())
     assert message.startswith(
         'mmlml compatibility fixes applied: safe checkpoint loading '
         f'({count} globals allow-listed), ')
-    assert message.endswith('CPU torchrun')
+    assert message.endswith('CPU torchrun, eager optimizer step in compile')
     compat.apply_all()  # idempotent
     assert compat.applied_fixes() == names
 
@@ -160,6 +186,7 @@ REPAIRED = [
     ('mmengine.dist.utils', '_init_dist_pytorch'),
     ('mmengine.model', 'MMDistributedDataParallel.__init__'),
     ('mmengine.runner', 'CheckpointLoader.load_checkpoint'),
+    ('mmengine.optim', 'OptimWrapper.update_params'),
 ]
 
 
@@ -235,6 +262,17 @@ def test_upstream_still_needs_the_repairs(tmp_path):
         import mmengine.dist.utils as du
         print('set_device:', 'torch.cuda.set_device' in inspect.getsource(
             du._init_dist_pytorch))
+        # compiled_optimizer_step: a compiled optimizer step is compiled
+        # again for every learning rate.
+        from torch._dynamo.utils import counters
+        param = torch.nn.Parameter(torch.ones(2))
+        param.grad = torch.ones(2)
+        sgd = torch.optim.SGD([param], lr=0.1)
+        step = torch.compile(sgd.step, backend='aot_eager')
+        for lr in (0.1, 0.2, 0.3):
+            sgd.param_groups[0]['lr'] = lr
+            step()
+        print('lr graphs:', counters['stats']['unique_graphs'])
         """)
     out = subprocess.run([sys.executable, '-c', script],
                          capture_output=True,
@@ -245,6 +283,7 @@ def test_upstream_still_needs_the_repairs(tmp_path):
     assert 'hub loader: True' in out.stdout
     assert 'pkg_resources: True' in out.stdout
     assert 'set_device: True' in out.stdout
+    assert 'lr graphs: 3' in out.stdout
 
 
 # ------------------------------------- stock losses fed mmlml's -1 targets

@@ -21,7 +21,7 @@ def test_benchmark_runs_a_tiny_demo(tiny_demo_config, tmp_path, capsys):
     config = str(config)
     benchmark_compile.main([
         config, '--backend', 'eager', '--rounds', '1', '--warmup', '0',
-        '--batches', '1', '--batch', '4'
+        '--batches', '1', '--batch', '4', '--epochs', '1'
     ])
     lines = capsys.readouterr().out.splitlines()
     first = [line.startswith('Training iteration') for line in lines]
@@ -32,6 +32,18 @@ def test_benchmark_runs_a_tiny_demo(tiny_demo_config, tmp_path, capsys):
     assert row[0].endswith('one_stage.py') and row[1] == '4'
     assert float(row[2]) > 0 and float(row[3]) > 0
     assert int(row[7]) > 0  # compiled graphs
+    first = [line.startswith('Training epoch') for line in lines]
+    title, header, row = lines[first.index(True):][:3]
+    assert 'medians of 1 epochs' in title
+    assert header.split() == [
+        'config', 'batches', 'eager', 's', 'compiled', 's', 'compile', 's',
+        'compilations'
+    ]
+    row = row.split()
+    # 51 training images in batches of 4: the last holds 3, and its size
+    # is compiled once more.
+    assert row[1] == '13' and float(row[2]) > 0 and float(row[3]) > 0
+    assert int(row[5]) >= 2
 
 
 @pytest.mark.parametrize(

@@ -16,11 +16,20 @@ the drift of a shared machine) and the one-off cost of compiling: the
 first compiled iteration (``first s``) and the compiled warm-up rounds
 beyond their steady time (``one-off s``; inductor's on-disk cache shortens
 both on later runs). ``graphs`` and ``breaks`` are dynamo's counts of
-compiled graphs and graph breaks::
+compiled graphs and graph breaks.
+
+With ``--epochs N``, whole epochs are timed first, on the batches of one
+epoch loaded beforehand (the last, smaller batch included): one compiled
+epoch, which compiles, then ``N`` rounds of one eager and one compiled
+epoch. The figures are the median seconds of an eager and of a compiled
+epoch and the compilation time (the first compiled epoch beyond the
+median compiled one), plus how many times dynamo compiled ``train_step``
+or a function it calls (``compilations``: the first batch, the values
+that became symbolic after it, the last batch's size)::
 
     python tools/analysis/benchmark_compile.py
     python tools/analysis/benchmark_compile.py configs/demo/hill.py \\
-        configs/demo/em_apl.py --rounds 30
+        configs/demo/em_apl.py --rounds 30 --epochs 3
 """
 import argparse
 import os.path as osp
@@ -69,6 +78,23 @@ def timed(step, data, optim_wrapper, device):
     return time.perf_counter() - start
 
 
+def time_epochs(steps, batches, optim_wrapper, device, epochs):
+    """Seconds of one compiled epoch over ``batches`` (the one that
+    compiles), then of ``epochs`` rounds of an eager and a compiled one."""
+    eager, compiled = steps
+
+    def epoch(step):
+        return sum(
+            timed(step, data, optim_wrapper, device) for data in batches)
+
+    first = epoch(compiled)
+    times = ([], [])
+    for _ in range(epochs):
+        times[0].append(epoch(eager))
+        times[1].append(epoch(compiled))
+    return first, times
+
+
 def benchmark(config, args):
     """Train ``config`` for ``args.warmup + args.rounds`` rounds of one
     eager and one compiled iteration; the figures of :func:`main`'s
@@ -83,8 +109,6 @@ def benchmark(config, args):
             runner.call_hook('before_train')
             runner.call_hook('before_train_epoch')
             model = runner.model.train()
-            loader = iter(runner.train_dataloader)
-            batches = [next(loader) for _ in range(args.batches)]
             assert 'train_step' in vars(model), (
                 'the Runner did not compile train_step')
             eager = type(model).train_step.__get__(model)
@@ -92,6 +116,13 @@ def benchmark(config, args):
             steps = (eager, compiled)
             device = next(model.parameters()).device
             results['device'] = device.type
+            if args.epochs:
+                epoch = list(runner.train_dataloader)
+                results['epochs'] = len(epoch), time_epochs(
+                    steps, epoch, runner.optim_wrapper, device, args.epochs)
+                results['compilations'] = counters['stats']['unique_graphs']
+            loader = iter(runner.train_dataloader)
+            batches = [next(loader) for _ in range(args.batches)]
             times = ([], [])
             for index in range(args.warmup + args.rounds):
                 data = batches[index % len(batches)]
@@ -118,7 +149,17 @@ def benchmark(config, args):
     ratios = [c / e for e, c in zip(eager[steady], compiled[steady])]
     eager_median = statistics.median(eager[steady])
     compiled_median = statistics.median(compiled[steady])
+    epochs = {}
+    if args.epochs:
+        batches, (first, (eager_epochs, compiled_epochs)) = results['epochs']
+        epochs = dict(
+            batches=batches,
+            eager_epoch=statistics.median(eager_epochs),
+            compiled_epoch=statistics.median(compiled_epochs),
+            compile=first - statistics.median(compiled_epochs),
+            compilations=results['compilations'])
     return dict(
+        epochs=epochs,
         device=results['device'],
         batch=results['batch'],
         eager=eager_median,
@@ -154,6 +195,12 @@ def parse_args(argv=None):
         default=4,
         help='training batches loaded before timing, used in turn')
     parser.add_argument(
+        '--epochs',
+        type=int,
+        default=0,
+        help='time this many rounds of one eager and one compiled epoch '
+        '(after a compiled epoch that compiles; default 0: none)')
+    parser.add_argument(
         '--batch',
         type=int,
         default=None,
@@ -166,9 +213,10 @@ def parse_args(argv=None):
     parser.add_argument(
         '--backend', default='inductor', help='torch.compile backend')
     args = parser.parse_args(argv)
-    if min(args.rounds, args.batches, args.threads) < 1 or args.warmup < 0:
+    if min(args.rounds, args.batches, args.threads) < 1 or min(
+            args.warmup, args.epochs) < 0:
         parser.error('--rounds, --batches and --threads must be positive, '
-                     '--warmup not negative')
+                     '--warmup and --epochs not negative')
     if args.batch is not None and args.batch < 1:
         parser.error('--batch must be positive')
     return args
@@ -191,6 +239,18 @@ def main(argv=None):
               f'{row["compiled"] * 1e3:>13.1f}{row["ratio"]:>18.2f}'
               f'{row["first"]:>9.1f}{row["one_off"]:>11.1f}'
               f'{row["graphs"]:>8}{row["breaks"]:>8}')
+    if not args.epochs:
+        return
+    print(f'\nTraining epoch, eager vs compile=True ({args.backend}), '
+          f'medians of {args.epochs} epochs after a compiling one')
+    print(f'{"config":<24}{"batches":>8}{"eager s":>9}{"compiled s":>12}'
+          f'{"compile s":>11}{"compilations":>14}')
+    for config, row in rows:
+        name = osp.relpath(config, osp.join(ROOT, 'configs'))
+        epoch = row['epochs']
+        print(f'{name:<24}{epoch["batches"]:>8}{epoch["eager_epoch"]:>9.2f}'
+              f'{epoch["compiled_epoch"]:>12.2f}{epoch["compile"]:>11.1f}'
+              f'{epoch["compilations"]:>14}')
 
 
 if __name__ == '__main__':
