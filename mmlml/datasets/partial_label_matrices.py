@@ -183,6 +183,19 @@ def _label_lists_one_by_one(lists: list) -> Tuple[np.ndarray, np.ndarray]:
     return indptr, np.concatenate(arrays)
 
 
+def _sample_reader(part: Any) -> Tuple[str, Any]:
+    """How the labels of a sample of ``part`` are read: ``('states',
+    get_label_states)``, or the category ids: ``(kind, get_cat_ids)`` or
+    the ``gt_label`` of ``get_data_info``, kind ``'stock_voc'`` for
+    MMPretrain's ``VOC`` and ``'ids'`` otherwise."""
+    if hasattr(part, 'get_label_states'):
+        return 'states', part.get_label_states
+    kind = 'stock_voc' if isinstance(part, VOC) else 'ids'
+    if hasattr(part, 'get_cat_ids'):
+        return kind, part.get_cat_ids
+    return kind, lambda idx: part.get_data_info(idx)['gt_label']
+
+
 def read_label_states_per_sample(
         dataset: Any, num_samples: int,
         num_classes: int) -> Tuple[np.ndarray, Optional[np.ndarray], bool]:
@@ -241,10 +254,18 @@ def read_label_states_per_sample(
         id_lists.clear()
 
     step = row_steps(full).step
+    # Without a ConcatDataset every sample is the dataset's own.
+    whole = getattr(dataset, 'pipeline',
+                    None) is not None or not hasattr(dataset, 'datasets')
+    readers = {}
     for i in range(num_samples):
-        part, j = locate(dataset, i)
-        if hasattr(part, 'get_label_states'):
-            states = np.asarray(part.get_label_states(j))
+        part, j = (dataset, i) if whole else locate(dataset, i)
+        reader = readers.get(id(part))
+        if reader is None:
+            reader = readers[id(part)] = _sample_reader(part)
+        kind, read = reader
+        if kind == 'states':
+            states = np.asarray(read(j))
             if states.shape != (num_classes, ):
                 if id_lists:  # an earlier bad sample is named first
                     flush_ids()
@@ -256,11 +277,8 @@ def read_label_states_per_sample(
             if len(state_rows) == step:
                 flush_states()
             continue
-        stock_voc |= isinstance(part, VOC)
-        if hasattr(part, 'get_cat_ids'):
-            id_lists.append(part.get_cat_ids(j))
-        else:
-            id_lists.append(part.get_data_info(j)['gt_label'])
+        stock_voc |= kind == 'stock_voc'
+        id_lists.append(read(j))
         id_samples.append(i)
         if len(id_lists) == step:
             flush_ids()
