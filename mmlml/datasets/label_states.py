@@ -13,7 +13,7 @@ import numpy as np
 
 __all__ = [
     'POSITIVE', 'UNKNOWN', 'NEGATIVE', 'UNLISTED', 'EVAL_UNKNOWN',
-    'check_label_indices', 'label_states', 'label_matrices',
+    'check_label_indices', 'label_states', 'label_lists', 'label_matrices',
     'annotation_states', 'evaluation_target'
 ]
 
@@ -81,6 +81,54 @@ def label_states(positives: Sequence[int],
         states[np.asarray(negatives, dtype=np.int64)] = NEGATIVE
     states[np.asarray(positives, dtype=np.int64)] = POSITIVE
     return states
+
+
+def label_lists(lists: Sequence,
+                num_classes: int) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """The class indices of many samples as compressed sparse rows, checked
+    at once instead of one sample at a time.
+
+    Each item is a list of Python or numpy integers (what ``get_cat_ids``
+    returns), or anything ``np.asarray`` makes a flat integer array of.
+    The element types are checked on the whole concatenation and the range
+    with one reduction, so reading a million samples costs one pass over
+    their indices, not a million small reductions.
+
+    Args:
+        lists (Sequence): One sequence of class indices per sample.
+        num_classes (int): The number of classes ``C``.
+
+    Returns:
+        Tuple[np.ndarray, np.ndarray] or None: ``indptr`` (``(N + 1,)``)
+        and ``indices`` (``int64``), as :func:`label_matrices` reads them;
+        None if some item is not a flat sequence of integers in
+        ``[0, C)`` (a float, a bool, a string, a nested list), for the
+        caller to find and name the first such sample.
+    """
+    flat = []
+    lengths = np.empty(len(lists), dtype=np.int64)
+    for k, ids in enumerate(lists):
+        if type(ids) is not list:
+            ids = np.asarray(ids)
+            if ids.ndim > 1 or ids.size and not np.issubdtype(
+                    ids.dtype, np.integer):
+                return None
+            ids = ids.reshape(-1).tolist()
+        lengths[k] = len(ids)
+        flat.extend(ids)
+    if not all(
+            t is not bool and issubclass(t, (int, np.integer))
+            for t in set(map(type, flat))):
+        return None
+    try:
+        indices = np.array(flat, dtype=np.int64)
+    except OverflowError:  # beyond int64: out of range anyway
+        return None
+    if indices.size and (indices.min() < 0 or indices.max() >= num_classes):
+        return None
+    indptr = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    return indptr, indices
 
 
 #: Entries of a label matrix written per step by :func:`label_matrices`.

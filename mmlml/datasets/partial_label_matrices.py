@@ -15,6 +15,7 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 from mmpretrain.datasets import VOC
 
+from .label_states import label_lists
 from .partial_labels import check_binary_matrix
 
 __all__ = [
@@ -157,6 +158,44 @@ def read_label_matrices(
     return full, unknown
 
 
+def _check_cat_ids(cat_ids: Any, sample: int, num_classes: int) -> None:
+    """Refuse category ids that are not a flat list of integers in
+    ``[0, num_classes)``, naming the sample."""
+    cat_ids = np.asarray(cat_ids)
+    valid = cat_ids.ndim <= 1 and (
+        cat_ids.size == 0 or np.issubdtype(cat_ids.dtype, np.integer)
+        and 0 <= cat_ids.min() and cat_ids.max() < num_classes)
+    if not valid:
+        raise ValueError(
+            f'Sample {sample} of the wrapped dataset has category ids '
+            f'{cat_ids.tolist()}; they must be a flat list of integers in '
+            f'[0, {num_classes}) (a float or a string is not truncated or '
+            'parsed).')
+
+
+def _label_lists_one_by_one(lists: list) -> Tuple[np.ndarray, np.ndarray]:
+    """The compressed sparse rows of checked category ids, each converted
+    on its own (ids that :func:`label_lists` leaves to the caller, such as
+    ``[True, 2]``, which ``np.asarray`` reads as integers)."""
+    arrays = [np.asarray(ids).reshape(-1).astype(np.int64) for ids in lists]
+    indptr = np.zeros(len(arrays) + 1, dtype=np.int64)
+    np.cumsum([len(a) for a in arrays], out=indptr[1:])
+    return indptr, np.concatenate(arrays)
+
+
+def _sample_reader(part: Any) -> Tuple[str, Any]:
+    """How the labels of a sample of ``part`` are read: ``('states',
+    get_label_states)``, or the category ids: ``(kind, get_cat_ids)`` or
+    the ``gt_label`` of ``get_data_info``, kind ``'stock_voc'`` for
+    MMPretrain's ``VOC`` and ``'ids'`` otherwise."""
+    if hasattr(part, 'get_label_states'):
+        return 'states', part.get_label_states
+    kind = 'stock_voc' if isinstance(part, VOC) else 'ids'
+    if hasattr(part, 'get_cat_ids'):
+        return kind, part.get_cat_ids
+    return kind, lambda idx: part.get_data_info(idx)['gt_label']
+
+
 def read_label_states_per_sample(
         dataset: Any, num_samples: int,
         num_classes: int) -> Tuple[np.ndarray, Optional[np.ndarray], bool]:
@@ -167,6 +206,11 @@ def read_label_states_per_sample(
     gives the states of each sample (1 positive, 0 unknown, -1 negative);
     any other dataset is fully labelled and gives its positives through
     ``get_cat_ids`` or the ``gt_label`` of ``get_data_info``.
+
+    Only the reading goes sample by sample: the category ids of all samples
+    are checked at once (:func:`~mmlml.datasets.label_states.label_lists`),
+    the states a chunk of samples at a time, and the per-sample check runs
+    only to name the first bad sample.
 
     Returns:
         tuple: The positives and the unknown labels, as
@@ -181,38 +225,67 @@ def read_label_states_per_sample(
     full = np.zeros((num_samples, num_classes), dtype=np.uint8)
     unknown = None
     stock_voc = False
+    id_samples, id_lists, state_samples, state_rows = [], [], [], []
+
+    def flush_states():
+        nonlocal unknown
+        rows = np.asarray(state_samples, dtype=np.int64)
+        states = np.stack(state_rows)
+        full[rows] = states == 1
+        is_unknown = states == 0
+        if is_unknown.any():
+            if unknown is None:
+                unknown = np.zeros(full.shape, dtype=bool)
+            unknown[rows] = is_unknown
+        state_samples.clear()
+        state_rows.clear()
+
+    def flush_ids():
+        csr = label_lists(id_lists, num_classes)
+        if csr is None:  # name the first bad sample, or read them one by one
+            for sample, cat_ids in zip(id_samples, id_lists):
+                _check_cat_ids(cat_ids, sample, num_classes)
+            csr = _label_lists_one_by_one(id_lists)
+        indptr, indices = csr
+        full[
+            np.repeat(np.asarray(id_samples, dtype=np.int64), np.diff(indptr)),
+            indices] = 1
+        id_samples.clear()
+        id_lists.clear()
+
+    step = row_steps(full).step
+    # Without a ConcatDataset every sample is the dataset's own.
+    whole = getattr(dataset, 'pipeline',
+                    None) is not None or not hasattr(dataset, 'datasets')
+    readers = {}
     for i in range(num_samples):
-        part, j = locate(dataset, i)
-        stock_voc |= isinstance(part,
-                                VOC) and not hasattr(part, 'get_label_states')
-        if hasattr(part, 'get_label_states'):
-            states = np.asarray(part.get_label_states(j))
+        part, j = (dataset, i) if whole else locate(dataset, i)
+        reader = readers.get(id(part))
+        if reader is None:
+            reader = readers[id(part)] = _sample_reader(part)
+        kind, read = reader
+        if kind == 'states':
+            states = np.asarray(read(j))
             if states.shape != (num_classes, ):
+                if id_lists:  # an earlier bad sample is named first
+                    flush_ids()
                 raise ValueError(
                     f'Sample {i} of the wrapped dataset has label states '
                     f'of shape {states.shape}; expected ({num_classes},).')
-            full[i] = states == 1
-            if (states == 0).any():
-                if unknown is None:
-                    unknown = np.zeros(full.shape, dtype=bool)
-                unknown[i] = states == 0
+            state_samples.append(i)
+            state_rows.append(states)
+            if len(state_rows) == step:
+                flush_states()
             continue
-        if hasattr(part, 'get_cat_ids'):
-            cat_ids = part.get_cat_ids(j)
-        else:
-            cat_ids = part.get_data_info(j)['gt_label']
-        cat_ids = np.asarray(cat_ids)
-        valid = cat_ids.ndim <= 1 and (
-            cat_ids.size == 0 or np.issubdtype(cat_ids.dtype, np.integer)
-            and 0 <= cat_ids.min() and cat_ids.max() < num_classes)
-        if not valid:
-            raise ValueError(
-                f'Sample {i} of the wrapped dataset has category ids '
-                f'{cat_ids.tolist()}; they must be a flat list of '
-                f'integers in [0, {num_classes}) (a float or a string is '
-                'not truncated or parsed).')
-        cat_ids = cat_ids.reshape(-1)
-        full[i, cat_ids.astype(np.int64)] = 1
+        stock_voc |= kind == 'stock_voc'
+        id_lists.append(read(j))
+        id_samples.append(i)
+        if len(id_lists) == step:
+            flush_ids()
+    if state_rows:
+        flush_states()
+    if id_lists:
+        flush_ids()
     return full, unknown, stock_voc
 
 

@@ -222,11 +222,15 @@ def make_partial_labels(full: np.ndarray,
     are found at once (compressed sparse rows) and the negatives are never
     searched for: a shuffle draws the same numbers for any array of the
     same length, so a scratch array of the negatives' length stands for
-    them. What is left per row is one or two calls of
-    ``RandomState.shuffle``; the ``'single_positive'`` mode's cost is
-    dominated by the :math:`C - n - 1` draws of each row's negative
-    shuffle (about 10 s per million rows of 567 classes). Besides the
-    ``uint8`` result, the memory used is 8 bytes per positive, a few
+    them. The ``'ratio'`` mode draws the permutations of a chunk of rows
+    in one call (:func:`_permute_rows`). What is left per row in the
+    ``'single_positive'`` mode is one or two calls of
+    ``RandomState.shuffle``, whose cost is the :math:`C - n - 1` draws of
+    each row's negative shuffle (about 5-10 s per million rows of 567
+    classes): numpy has no faster way to consume the stream exactly as
+    they did, since how many 32-bit outputs a draw takes depends on the
+    outputs (rejection sampling). Besides the ``uint8`` result, the memory
+    used is 8 bytes per positive (16 in the ``'ratio'`` mode), a few
     numbers per row and chunks of a few MiB.
 
     Args:
@@ -263,7 +267,7 @@ def make_partial_labels(full: np.ndarray,
         _shuffle_rows(rng, indptr, indices, num_cols)
         kept = np.minimum(counts, 1)
     else:
-        _shuffle_rows(rng, indptr, indices)
+        _permute_rows(rng, indptr, indices)
         keep = 1 - ratio_frac
         kept = np.array([_num_kept(n, keep) for n in range(num_cols + 1)],
                         dtype=np.int64)[counts]
@@ -309,6 +313,51 @@ def _positives_csr(full: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
 
 #: Rows whose random draws one step of :func:`_shuffle_rows` prepares.
 _ROWS_PER_STEP = 1 << 16
+
+
+def _permute_rows(rng: np.random.RandomState, indptr: np.ndarray,
+                  indices: np.ndarray) -> None:
+    """Shuffle each row's positives in place as ``rng.shuffle`` of each row
+    in order does (``pos[rng.permutation(n)]``), with one draw for all the
+    rows of a chunk instead of a call per row.
+
+    ``RandomState.shuffle`` of ``n`` values is the Fisher-Yates shuffle: for
+    ``i = n - 1, ..., 1`` it swaps ``a[i]`` and ``a[j]``, ``j =
+    random_interval(i)`` (numpy's masked rejection sampling: the 32-bit
+    outputs masked to the bits of ``i`` until one is at most ``i``), and
+    draws nothing for ``n < 2``. Legacy ``randint(0, high)`` with an array
+    ``high`` draws each value with the same sampler, one after the other,
+    so ``randint(0, bounds + 1)`` over the concatenated ``bounds`` (``n -
+    1, ..., 1`` of each row) gives every ``j`` of the rows in order and
+    leaves ``rng`` where the per-row shuffles leave it. The swaps are then
+    made step ``t`` at a time for all the rows with more than ``t + 1``
+    positives (``i = n - 1 - t``); those of different rows touch different
+    entries.
+    """
+    counts = np.diff(indptr)
+    row_starts = indptr[:-1]
+    for first in range(0, len(counts), _ROWS_PER_STEP):
+        num = counts[first:first + _ROWS_PER_STEP]
+        starts = row_starts[first:first + _ROWS_PER_STEP]
+        draws = np.maximum(num - 1, 0)
+        total = int(draws.sum())
+        if not total:
+            continue
+        # bounds: n - 1, ..., 1 for each row, rows in order.
+        offsets = np.cumsum(draws) - draws
+        bounds = np.repeat(num - 1 + offsets, draws)
+        bounds -= np.arange(total, dtype=bounds.dtype)
+        picks = rng.randint(0, bounds + 1)
+        # Rows by decreasing number of draws: those of step t are a prefix.
+        order = np.argsort(-draws, kind='stable')
+        ranked = draws[order]
+        for step in range(int(ranked[0])):
+            rows = order[:np.searchsorted(-ranked, -step, side='left')]
+            i = starts[rows] + (num[rows] - 1 - step)
+            j = starts[rows] + picks[offsets[rows] + step]
+            swapped = indices[j]
+            indices[j] = indices[i]
+            indices[i] = swapped
 
 
 def _shuffle_rows(rng: np.random.RandomState,

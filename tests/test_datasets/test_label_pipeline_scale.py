@@ -107,6 +107,32 @@ def test_generators_equal_the_per_row_loop(seed):
                     full, 'ratio', ratio=ratio, seed=seed))
 
 
+@pytest.mark.parametrize('seed', [1, 42, 1200, 2**31])
+def test_ratio_draws_at_once_equal_the_per_row_loop(seed, monkeypatch):
+    """The missing-ratio mode draws every row's permutation in one call
+    (legacy ``randint`` with an array of bounds samples as
+    ``RandomState.shuffle`` does): the same kept positives as the per-row
+    loop, for rows of up to every class positive, across chunks of rows,
+    and the generator ends where the loop leaves it."""
+    monkeypatch.setattr(generator_module, '_ROWS_PER_STEP', 7)
+    rng = np.random.RandomState(seed)
+    full = (rng.rand(60, 300) < rng.rand(60, 1)).astype(np.uint8)
+    full[3] = 1
+    full[4] = 0
+    full[5, :2] = [1, 0]
+    for ratio in (0.1, 0.5, 0.9):
+        np.testing.assert_array_equal(
+            make_partial_labels(full, 'ratio', ratio=ratio, seed=seed),
+            _reference_make_partial_labels(
+                full, 'ratio', ratio=ratio, seed=seed))
+    indptr, indices = generator_module._positives_csr(full)
+    after, reference = np.random.RandomState(seed), np.random.RandomState(seed)
+    generator_module._permute_rows(after, indptr, indices.copy())
+    for n in np.diff(indptr).tolist():
+        reference.permutation(n)
+    assert after.randint(2**31) == reference.randint(2**31)
+
+
 def test_generators_equal_the_loop_for_every_dtype_and_layout(monkeypatch):
     # Chunks of a few rows, so that every chunked pass crosses chunks.
     monkeypatch.setattr(generator_module, '_CHUNK_ENTRIES', 50)
@@ -446,6 +472,167 @@ def test_label_matrices_equal_label_states(monkeypatch):
             assert unknown is None
         else:
             np.testing.assert_array_equal(unknown, expected == 0)
+
+
+# ------------------------------------------ the per-sample reader's checks
+def _reference_read_per_sample(parts, num_classes):
+    """``read_label_states_per_sample`` as it was, verbatim for the labels
+    and the checks (two reductions per sample): ``parts`` is a list of
+    ``('states', array)`` and ``('ids', list)`` samples."""
+    num_samples = len(parts)
+    full = np.zeros((num_samples, num_classes), dtype=np.uint8)
+    unknown = None
+    for i, (kind, value) in enumerate(parts):
+        if kind == 'states':
+            states = np.asarray(value)
+            if states.shape != (num_classes, ):
+                raise ValueError(
+                    f'Sample {i} of the wrapped dataset has label states '
+                    f'of shape {states.shape}; expected ({num_classes},).')
+            full[i] = states == 1
+            if (states == 0).any():
+                if unknown is None:
+                    unknown = np.zeros(full.shape, dtype=bool)
+                unknown[i] = states == 0
+            continue
+        cat_ids = np.asarray(value)
+        valid = cat_ids.ndim <= 1 and (
+            cat_ids.size == 0 or np.issubdtype(cat_ids.dtype, np.integer)
+            and 0 <= cat_ids.min() and cat_ids.max() < num_classes)
+        if not valid:
+            raise ValueError(
+                f'Sample {i} of the wrapped dataset has category ids '
+                f'{cat_ids.tolist()}; they must be a flat list of '
+                f'integers in [0, {num_classes}) (a float or a string is '
+                'not truncated or parsed).')
+        full[i, cat_ids.reshape(-1).astype(np.int64)] = 1
+    return full, unknown
+
+
+class _Mixed:
+    """Samples given one at a time, each by ``get_label_states`` or by
+    ``get_cat_ids`` (as the parts of a ``ConcatDataset`` may), through
+    :func:`~mmlml.datasets.partial_label_matrices.locate`."""
+
+    def __init__(self, parts):
+        self.datasets = [_Part(parts, 'states'), _Part(parts, 'ids')]
+        self.parts = parts
+
+    def _get_ori_dataset_idx(self, idx):
+        return (0 if self.parts[idx][0] == 'states' else 1), idx
+
+
+class _Part:
+
+    pipeline = ()
+
+    def __init__(self, parts, kind):
+        self.parts = parts
+        if kind == 'states':
+            self.get_label_states = self._get
+        else:
+            self.get_cat_ids = self._get
+
+    def _get(self, idx):
+        return self.parts[idx][1]
+
+
+def _random_parts(rng, num, classes, kinds=('states', 'ids')):
+    parts = []
+    for _ in range(num):
+        kind = kinds[rng.integers(len(kinds))]
+        if kind == 'states':
+            parts.append(('states', rng.integers(-1, 2, classes, np.int8)))
+            continue
+        ids = rng.choice(classes, rng.integers(0, 4), replace=False)
+        # Lists of ints, tuples, arrays of any integer dtype, a scalar.
+        form = rng.integers(4)
+        parts.append(
+            ('ids',
+             [ids.tolist(),
+              tuple(ids.tolist()),
+              ids.astype(np.int16), ids][form]
+             if len(ids) != 1 or form < 3 else int(ids[0])))
+    return parts
+
+
+@pytest.mark.parametrize('seed', [0, 1, 2])
+@pytest.mark.parametrize('kinds', [('states', 'ids'), ('ids', ), ('states', )])
+def test_per_sample_reader_equals_the_old_checks(seed, kinds, monkeypatch):
+    """The checks on whole arrays read the same labels as the two
+    reductions per sample did, in chunks of samples."""
+    monkeypatch.setattr(wrapper_module, '_CHUNK_ENTRIES', 50)
+    rng = np.random.default_rng(seed)
+    parts = _random_parts(rng, 97, 7, kinds)
+    full, unknown, stock_voc = wrapper_module.read_label_states_per_sample(
+        _Mixed(parts), len(parts), 7)
+    full_ref, unknown_ref = _reference_read_per_sample(parts, 7)
+    assert full.dtype == np.uint8 and not stock_voc
+    np.testing.assert_array_equal(full, full_ref)
+    if unknown_ref is None:
+        assert unknown is None
+    else:
+        np.testing.assert_array_equal(unknown, unknown_ref)
+
+
+def test_per_sample_reader_checks_good_ids_at_once(monkeypatch):
+    """Good category ids are checked on the whole array: the per-sample
+    check (two reductions per sample, 870k at a quarter of OpenImages) runs
+    only to name a bad sample."""
+
+    def per_sample_check(*args):
+        raise AssertionError('checked sample by sample')
+
+    monkeypatch.setattr(wrapper_module, '_check_cat_ids', per_sample_check)
+    parts = _random_parts(np.random.default_rng(0), 50, 7, ('ids', ))
+    full, _, _ = wrapper_module.read_label_states_per_sample(
+        _Mixed(parts), len(parts), 7)
+    np.testing.assert_array_equal(full,
+                                  _reference_read_per_sample(parts, 7)[0])
+
+
+#: Samples the per-sample check refuses (or, ``[True, 2]``, reads as
+#: integers, as ``np.asarray`` does), each put after good samples.
+_ODD_SAMPLES = [('ids', [1.0]), ('ids', [0, 1.5]), ('ids', ['1']),
+                ('ids', [None]), ('ids', [[0, 1]]), ('ids', [7]),
+                ('ids', [-1]), ('ids', [True]), ('ids', [True, 2]),
+                ('ids', np.array([[0, 1]])), ('ids', [2**70]),
+                ('states', np.zeros(6, np.int8)),
+                ('states', np.zeros((1, 7), np.int8))]
+
+
+@pytest.mark.parametrize('odd', _ODD_SAMPLES, ids=repr)
+def test_per_sample_reader_names_the_first_bad_sample(odd, monkeypatch):
+    """A bad sample is named as before, and an earlier one of another kind
+    first: the reader's checks on whole arrays agree with the per-sample
+    ones, errors included."""
+    monkeypatch.setattr(wrapper_module, '_CHUNK_ENTRIES', 50)
+    parts = _random_parts(np.random.default_rng(5), 30, 7)
+    for where in (3, 29):
+        sample = parts[:where] + [odd] + parts[where:]
+        try:
+            expected = _reference_read_per_sample(sample, 7)
+        except ValueError as error:
+            with pytest.raises(ValueError) as raised:
+                wrapper_module.read_label_states_per_sample(
+                    _Mixed(sample), len(sample), 7)
+            assert str(raised.value) == str(error)
+            continue
+        full, _, _ = wrapper_module.read_label_states_per_sample(
+            _Mixed(sample), len(sample), 7)
+        np.testing.assert_array_equal(full, expected[0])
+    # A bad id list after a bad state vector: the state vector is named.
+    sample = parts[:3] + [('states', np.zeros(6, np.int8))
+                          ] + parts[3:5] + [('ids', [9])]
+    with pytest.raises(ValueError, match='Sample 3 .* label states'):
+        wrapper_module.read_label_states_per_sample(
+            _Mixed(sample), len(sample), 7)
+    # ... and the other way round.
+    sample = parts[:3] + [('ids', [9])
+                          ] + parts[3:5] + [('states', np.zeros(6, np.int8))]
+    with pytest.raises(ValueError, match=r'Sample 3 .* \[9\]'):
+        wrapper_module.read_label_states_per_sample(
+            _Mixed(sample), len(sample), 7)
 
 
 # ----------------------------------------------- the wrapper's full_init

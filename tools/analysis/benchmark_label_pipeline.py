@@ -9,7 +9,10 @@ and ``PartialLabelDataset.full_init`` (reading the labels of the wrapped
 dataset, generating single positive labels, splitting off the training
 rows, the statistics) over an in-memory ``CustomMultiLabelDataset`` that
 lists the same positives (its own loading, not part of the label pipeline,
-is timed once on its own line). No image is read or written.
+is timed once on its own line), once reading its labels at once
+(``get_label_matrices``) and once sample by sample (``get_label_states``,
+as for a wrapped dataset without the bulk reader, :class:`PerSample`). No
+image is read or written.
 
 Each time is the median of ``--repeats`` runs. The peak memory is measured
 in one more run of each stage under ``tracemalloc``, which follows every
@@ -42,7 +45,8 @@ from mmlml.datasets import PartialLabelDataset  # noqa: E402
 from mmlml.datasets import make_partial_labels, split_train_val  # noqa: E402
 from mmlml.datasets.partial_labels import check_binary_matrix  # noqa: E402
 
-STAGES = ('check', 'single_positive', 'ratio', 'split', 'full_init')
+STAGES = ('check', 'single_positive', 'ratio', 'split', 'full_init',
+          'full_init_per_sample')
 
 
 class GeneratedLabels(CustomMultiLabelDataset):
@@ -69,6 +73,26 @@ class GeneratedLabels(CustomMultiLabelDataset):
             dict(img_path=f'{i:016x}.jpg', gt_label=cols[ptr[i]:ptr[i + 1]])
             for i in range(len(full))
         ]
+
+
+class PerSample:
+    """A wrapped dataset that gives its labels one sample at a time
+    (``get_label_states``, no ``get_label_matrices``): the path of
+    ``PartialLabelDataset.full_init`` for datasets without a bulk reader."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.pipeline = inner.pipeline
+        self.metainfo = inner.metainfo
+
+    def __len__(self):
+        return len(self.inner)
+
+    def get_data_info(self, idx):
+        return self.inner.get_data_info(idx)
+
+    def get_label_states(self, idx):
+        return self.inner.get_label_states(idx)
 
 
 def random_labels(rows, classes, positives, seed=0):
@@ -185,7 +209,7 @@ def main(argv=None):
         ratio=('make_partial_labels ratio 0.5', missing_half, 'observed'),
         split=('split_train_val', split, 'indices'))
 
-    if 'full_init' in args.stages:
+    if {'full_init', 'full_init_per_sample'} & set(args.stages):
         start = time.perf_counter()
         inner = GeneratedLabels(full)
         inner.full_init()
@@ -198,16 +222,26 @@ def main(argv=None):
              if has_bulk else 'sample by sample'),
             flush=True)
 
-        def full_init():
-            dataset = PartialLabelDataset(
-                inner, mode='single_positive', split='train', lazy_init=True)
-            dataset.full_init()
-            return dataset.full_labels.nbytes + \
-                dataset.observed_labels.nbytes
+        def full_init_of(wrapped):
+
+            def run():
+                dataset = PartialLabelDataset(
+                    wrapped,
+                    mode='single_positive',
+                    split='train',
+                    lazy_init=True)
+                dataset.full_init()
+                return dataset.full_labels.nbytes + \
+                    dataset.observed_labels.nbytes
+
+            return run
 
         runs['full_init'] = (
-            'PartialLabelDataset.full_init single_positive train', full_init,
-            'full + observed')
+            'PartialLabelDataset.full_init single_positive train',
+            full_init_of(inner), 'full + observed')
+        runs['full_init_per_sample'] = (
+            '  the same, labels read sample by sample',
+            full_init_of(PerSample(inner)), 'full + observed')
 
     # The objects made so far (modules, the wrapped dataset) stay: leave
     # them out of the collections between the runs.
