@@ -29,8 +29,7 @@ from typing import Dict, Iterator, List, NamedTuple, Optional
 from mmengine.config import Config
 
 from mmlml.utils.optuna_storage import open_storage, storage_path
-from .search import (Plan, SearchRules, key_hyperparameter, plan,
-                     point_name)
+from .search import Plan, SearchRules, key_hyperparameter, plan, point_name
 from .settings import dataset_modes
 
 __all__ = [
