@@ -130,19 +130,23 @@ class LabelStore:
         checking that they are integers in ``[0, N)``.
 
         Under ``torch.compile`` (the head's lookup in a compiled training
-        step) the range is not read from the tensor: that host read would
-        split the graph in three. The head's indices were checked as the
-        Python numbers they come from (:func:`~.sample_indices`), and the
-        compiled gather checks its bounds itself (inductor's
-        ``assert_indirect_indexing``).
+        step) the range is not read back from the tensor, which would split
+        the graph in three: the check is queued (``torch._assert_async``),
+        as the losses' value checks are, and a bad index stops the process
+        with the same message. The head's indices were already checked as
+        the Python numbers they come from (:func:`~.sample_indices`).
         """
         indices = torch.as_tensor(indices).reshape(-1)
         if indices.is_floating_point() or indices.dtype == torch.bool:
             raise TypeError('sample indices must be integers, got dtype '
                             f'{indices.dtype}')
-        if (not torch.compiler.is_compiling() and indices.numel()
-                and (int(indices.min()) < 0
-                     or int(indices.max()) >= self.num_samples)):
+        if torch.compiler.is_compiling():
+            torch._assert_async(
+                ((indices >= 0) & (indices < self.num_samples)).all(),
+                f'mmlml: sample indices must lie in [0, {self.num_samples})'
+                ': the store was sized for another training set')
+        elif indices.numel() and (int(indices.min()) < 0
+                                  or int(indices.max()) >= self.num_samples):
             raise IndexError(
                 f'sample indices must lie in [0, {self.num_samples}), got '
                 f'range [{int(indices.min())}, {int(indices.max())}]: '

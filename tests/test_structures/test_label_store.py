@@ -219,3 +219,15 @@ def test_sample_indices():
         sample_indices([DataSample()])
     with pytest.raises(TypeError, match='DataSamples'):
         sample_indices([])
+
+
+def test_compiled_lookup_is_one_graph_and_checks_the_range():
+    """Under torch.compile the lookup reads no tensor on the host (no graph
+    break) and an index out of range still stops it, by a queued check."""
+    store = LabelStore(4, 3)
+    store.assign(torch.tensor([3]), torch.tensor([1]), 0.5)
+    lookup = torch.compile(store.lookup, backend='eager', fullgraph=True)
+    looked = lookup(torch.tensor([3, 0]))
+    assert looked[0, 1] == 0.5 and int(torch.isnan(looked).sum()) == 5
+    with pytest.raises(RuntimeError, match=r'mmlml: .* \[0, 4\)'):
+        lookup(torch.tensor([4, 0]))

@@ -23,9 +23,10 @@ epoch loaded beforehand (the last, smaller batch included): one compiled
 epoch, which compiles, then ``N`` rounds of one eager and one compiled
 epoch. The figures are the median seconds of an eager and of a compiled
 epoch and the compilation time (the first compiled epoch beyond the
-median compiled one), plus how many times dynamo compiled ``train_step``
-or a function it calls (``compilations``: the first batch, the values
-that became symbolic after it, the last batch's size)::
+median compiled one; the iteration rounds then find the step compiled,
+so their ``first s`` and ``one-off s`` are left out). ``graphs`` counts
+every compilation: of the first batch, again once the values that
+change between batches are symbolic, and of the last batch's size::
 
     python tools/analysis/benchmark_compile.py
     python tools/analysis/benchmark_compile.py configs/demo/hill.py \\
@@ -120,7 +121,6 @@ def benchmark(config, args):
                 epoch = list(runner.train_dataloader)
                 results['epochs'] = len(epoch), time_epochs(
                     steps, epoch, runner.optim_wrapper, device, args.epochs)
-                results['compilations'] = counters['stats']['unique_graphs']
             loader = iter(runner.train_dataloader)
             batches = [next(loader) for _ in range(args.batches)]
             times = ([], [])
@@ -156,8 +156,7 @@ def benchmark(config, args):
             batches=batches,
             eager_epoch=statistics.median(eager_epochs),
             compiled_epoch=statistics.median(compiled_epochs),
-            compile=first - statistics.median(compiled_epochs),
-            compilations=results['compilations'])
+            compile=first - statistics.median(compiled_epochs))
     return dict(
         epochs=epochs,
         device=results['device'],
@@ -235,22 +234,24 @@ def main(argv=None):
           f'{"graphs":>8}{"breaks":>8}')
     for config, row in rows:
         name = osp.relpath(config, osp.join(ROOT, 'configs'))
+        # With --epochs the epochs compiled the step (see the epoch table).
+        first, one_off = ('-',
+                          '-') if args.epochs else (f'{row["first"]:.1f}',
+                                                    f'{row["one_off"]:.1f}')
         print(f'{name:<24}{row["batch"]:>6}{row["eager"] * 1e3:>10.1f}'
               f'{row["compiled"] * 1e3:>13.1f}{row["ratio"]:>18.2f}'
-              f'{row["first"]:>9.1f}{row["one_off"]:>11.1f}'
-              f'{row["graphs"]:>8}{row["breaks"]:>8}')
+              f'{first:>9}{one_off:>11}{row["graphs"]:>8}{row["breaks"]:>8}')
     if not args.epochs:
         return
     print(f'\nTraining epoch, eager vs compile=True ({args.backend}), '
           f'medians of {args.epochs} epochs after a compiling one')
     print(f'{"config":<24}{"batches":>8}{"eager s":>9}{"compiled s":>12}'
-          f'{"compile s":>11}{"compilations":>14}')
+          f'{"compile s":>11}')
     for config, row in rows:
         name = osp.relpath(config, osp.join(ROOT, 'configs'))
         epoch = row['epochs']
         print(f'{name:<24}{epoch["batches"]:>8}{epoch["eager_epoch"]:>9.2f}'
-              f'{epoch["compiled_epoch"]:>12.2f}{epoch["compile"]:>11.1f}'
-              f'{epoch["compilations"]:>14}')
+              f'{epoch["compiled_epoch"]:>12.2f}{epoch["compile"]:>11.1f}')
 
 
 if __name__ == '__main__':
