@@ -47,7 +47,9 @@ sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 from mmengine.config import Config, DictAction  # noqa: E402
 
 from mmlml.benchmark import docs_check  # noqa: E402
-from mmlml.benchmark.executors import add_worker_arguments  # noqa: E402
+from mmlml.benchmark.cli import add_search_arguments  # noqa: E402
+from mmlml.benchmark.cli import add_worker_arguments  # noqa: E402
+from mmlml.benchmark.cli import pruning, search_rules  # noqa: E402
 from mmlml.benchmark.executors import start_workers  # noqa: E402
 from mmlml.benchmark.executors import stop_workers  # noqa: E402
 from mmlml.benchmark.executors import wait_workers  # noqa: E402
@@ -58,7 +60,6 @@ from mmlml.benchmark.record import import_ledger  # noqa: E402
 from mmlml.benchmark.record import read_json  # noqa: E402
 from mmlml.benchmark.report import report_args  # noqa: E402
 from mmlml.benchmark.report import write_reports  # noqa: E402
-from mmlml.benchmark.search import SearchRules  # noqa: E402
 from mmlml.benchmark.settings import IMPOSED_SETTINGS, MODES  # noqa: E402
 from mmlml.benchmark.sweep import Sweep, SweepError, repo_path  # noqa: E402
 from mmlml.output_files import check_output  # noqa: E402
@@ -89,38 +90,9 @@ def parse_args(argv=None):
         help='finetune: train the whole network; linear: freeze the '
         'pretrained backbone (default: finetune)')
     parser.add_argument(
-        '--seeds',
-        nargs='+',
-        type=int,
-        help='training seeds; the first tunes (default: 0 1 2)')
-    rules = SearchRules()
-    parser.add_argument(
-        '--lrs',
-        nargs='+',
-        type=float,
-        default=list(rules.lrs),
-        help='the learning rates tried first (default: %(default)s)')
-    parser.add_argument(
-        '--lr-bounds',
-        nargs=2,
-        type=float,
-        default=list(rules.lr_bounds),
-        metavar=('LOW', 'HIGH'),
-        help='how far the grid may extend past an edge (default: '
-        '%(default)s)')
-    parser.add_argument(
-        '--max-doublings',
-        type=int,
-        default=rules.max_doublings,
-        help='how many times the epochs may double (default: %(default)s)')
-    parser.add_argument(
         '--no-tune',
         action='store_true',
         help='no search: every config\'s own recipe, once per seed')
-    parser.add_argument(
-        '--no-prune',
-        action='store_true',
-        help='run every tuning run to its end')
     parser.add_argument(
         '--linear-lr',
         type=float,
@@ -157,12 +129,8 @@ def parse_args(argv=None):
         '--work-dir',
         help='where the runs keep their checkpoints and logs (default: '
         'work_dirs/sweeps/STUDY); on a cluster, a shared folder')
+    add_search_arguments(parser, seeds=None)
     add_worker_arguments(parser)
-    parser.add_argument(
-        '--threads',
-        type=int,
-        default=1,
-        help='torch threads of each run (default: 1)')
     parser.add_argument(
         '--gpus-per-trial',
         type=int,
@@ -285,11 +253,9 @@ def definition(args, ledger: Optional[dict] = None) -> dict:
                          ('modes', ['finetune']), ('seeds', [0, 1, 2])):
         if getattr(args, key) is None:
             setattr(args, key, found.get(key) or default)
-    rules = SearchRules(
+    rules = search_rules(
+        args,
         lrs=tuple(found.get('lrs') or args.lrs),
-        lr_bounds=tuple(args.lr_bounds),
-        max_doublings=args.max_doublings,
-        seeds=tuple(args.seeds),
         tune=found.get('tune', not args.no_tune))
     return dict(
         name=args.study,
@@ -302,7 +268,7 @@ def definition(args, ledger: Optional[dict] = None) -> dict:
         linear_lr=args.linear_lr,
         baseline=args.baseline,
         oracle=args.oracle,
-        prune=None if args.no_prune else dict(n_startup_trials=2, warmup=0.3),
+        prune=pruning(args),
         trainer='tools/demo.py',
         work_dir=repo_path(args.work_dir),
         threads=args.threads,

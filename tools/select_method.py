@@ -34,7 +34,9 @@ sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 from mmengine.config import Config, DictAction  # noqa: E402
 
-from mmlml.benchmark.executors import add_worker_arguments  # noqa: E402
+from mmlml.benchmark.cli import add_search_arguments  # noqa: E402
+from mmlml.benchmark.cli import add_worker_arguments  # noqa: E402
+from mmlml.benchmark.cli import pruning, search_rules  # noqa: E402
 from mmlml.benchmark.executors import start_workers  # noqa: E402
 from mmlml.benchmark.executors import stop_workers  # noqa: E402
 from mmlml.benchmark.executors import wait_workers  # noqa: E402
@@ -42,7 +44,6 @@ from mmlml.benchmark.method_selection import MethodError  # noqa: E402
 from mmlml.benchmark.method_selection import method_configs  # noqa: E402
 from mmlml.benchmark.method_selection import write_config  # noqa: E402
 from mmlml.benchmark.record import export  # noqa: E402
-from mmlml.benchmark.search import SearchRules  # noqa: E402
 from mmlml.benchmark.search import EPOCHS_KEY, LR_KEY  # noqa: E402
 from mmlml.benchmark.sweep import Sweep, SweepError, repo_path  # noqa: E402
 from mmlml.utils.optuna_storage import StorageError  # noqa: E402
@@ -63,36 +64,6 @@ def parse_args(argv=None):
         nargs='+',
         default=['an', 'hill', 'em_apl', 'gr'],
         help='names of configs/demo/*.py (default: %(default)s)')
-    rules = SearchRules()
-    parser.add_argument(
-        '--seeds',
-        nargs='+',
-        type=int,
-        default=list(rules.seeds),
-        help='training seeds; the first tunes (default: %(default)s)')
-    parser.add_argument(
-        '--lrs',
-        nargs='+',
-        type=float,
-        default=list(rules.lrs),
-        help='the learning rates tried first (default: %(default)s)')
-    parser.add_argument(
-        '--lr-bounds',
-        nargs=2,
-        type=float,
-        default=list(rules.lr_bounds),
-        metavar=('LOW', 'HIGH'),
-        help='how far the rates may extend past an edge (default: '
-        '%(default)s)')
-    parser.add_argument(
-        '--max-doublings',
-        type=int,
-        default=rules.max_doublings,
-        help='how many times the epochs may double (default: %(default)s)')
-    parser.add_argument(
-        '--no-prune',
-        action='store_true',
-        help='run every tuning run to its end')
     parser.add_argument(
         '--cfg-options',
         nargs='+',
@@ -107,12 +78,8 @@ def parse_args(argv=None):
         help='the sweep\'s Optuna storage (default: WORK_DIR/select.db)')
     parser.add_argument(
         '--study', default='select', help='the sweep\'s name in --storage')
+    add_search_arguments(parser, seeds=[0, 1, 2])
     add_worker_arguments(parser, workers=1)
-    parser.add_argument(
-        '--threads',
-        type=int,
-        default=1,
-        help='torch threads of each run (default: 1)')
     parser.add_argument(
         '--out',
         help='the best method\'s config (default: WORK_DIR/best_METHOD.py)')
@@ -134,11 +101,7 @@ def parse_args(argv=None):
 
 def definition(args, configs: dict) -> dict:
     """The sweep: the method configs in the config's own setting."""
-    rules = SearchRules(
-        lrs=tuple(args.lrs),
-        lr_bounds=tuple(args.lr_bounds),
-        max_doublings=args.max_doublings,
-        seeds=tuple(args.seeds))
+    rules = search_rules(args)
     return dict(
         name=args.study,
         configs=[repo_path(path) for path in configs.values()],
@@ -150,7 +113,7 @@ def definition(args, configs: dict) -> dict:
         linear_lr=0.1,
         baseline='an',
         oracle=None,
-        prune=None if args.no_prune else dict(n_startup_trials=2, warmup=0.3),
+        prune=pruning(args),
         trainer='tools/demo.py',
         work_dir=repo_path(args.work_dir),
         threads=args.threads,

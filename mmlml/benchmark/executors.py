@@ -9,38 +9,9 @@ from typing import List, Optional
 
 from .sweep import REPO_ROOT
 
-__all__ = [
-    'EXECUTORS', 'add_worker_arguments', 'start_workers', 'wait_workers',
-    'stop_workers'
-]
+__all__ = ['EXECUTORS', 'start_workers', 'wait_workers', 'stop_workers']
 
 EXECUTORS = ('local', 'slurm', 'submitit-local')
-
-
-def add_worker_arguments(parser, workers: int = 2) -> None:
-    """The options of the tools that run a sweep on how its workers
-    start: ``--workers``, ``--executor`` and ``--slurm``."""
-    from mmengine.config import DictAction
-    parser.add_argument(
-        '--workers',
-        type=int,
-        default=workers,
-        help=f'workers to start (default: {workers}; 0: start none, e.g. '
-        'to write the reports of the sweep so far)')
-    parser.add_argument(
-        '--executor',
-        choices=EXECUTORS,
-        default='local',
-        help='local processes, Slurm jobs (submitit), or submitit\'s local '
-        'executor (default: local)')
-    parser.add_argument(
-        '--slurm',
-        nargs='+',
-        action=DictAction,
-        default={},
-        help='submitit parameters of each worker job, e.g. '
-        'slurm_partition=gpu gpus_per_node=1 cpus_per_task=8 '
-        'timeout_min=1440')
 
 
 def _worker(storage: str, study: str) -> dict:

@@ -1,0 +1,103 @@
+"""The command-line options that the tools running a sweep share
+(``tools/benchmark.py`` and ``tools/select_method.py``): the search rules,
+pruning, and how workers start."""
+import argparse
+from typing import Optional
+
+from mmengine.config import DictAction
+
+from .executors import EXECUTORS
+from .search import SearchRules
+
+__all__ = [
+    'PRUNING', 'add_search_arguments', 'add_worker_arguments', 'search_rules',
+    'pruning'
+]
+
+#: The pruning rule of the sweeps (:class:`~mmlml.hooks.OptunaPruningHook`).
+PRUNING = dict(n_startup_trials=2, warmup=0.3)
+
+
+def add_search_arguments(parser: argparse.ArgumentParser,
+                         seeds: Optional[list] = None) -> None:
+    """``--seeds``, ``--lrs``, ``--lr-bounds``, ``--max-doublings`` and
+    ``--no-prune``, with :class:`SearchRules`' defaults (``seeds``: the
+    default of ``--seeds``, None to let the caller fill it in)."""
+    rules = SearchRules()
+    parser.add_argument(
+        '--seeds',
+        nargs='+',
+        type=int,
+        default=seeds,
+        help='training seeds; the first tunes (default: '
+        f'{" ".join(map(str, rules.seeds))})')
+    parser.add_argument(
+        '--lrs',
+        nargs='+',
+        type=float,
+        default=list(rules.lrs),
+        help='the learning rates tried first (default: %(default)s)')
+    parser.add_argument(
+        '--lr-bounds',
+        nargs=2,
+        type=float,
+        default=list(rules.lr_bounds),
+        metavar=('LOW', 'HIGH'),
+        help='how far the rates may extend past an edge of those tried '
+        '(default: %(default)s)')
+    parser.add_argument(
+        '--max-doublings',
+        type=int,
+        default=rules.max_doublings,
+        help='how many times the epochs may double while the best '
+        'validation epoch is the last (default: %(default)s)')
+    parser.add_argument(
+        '--no-prune',
+        action='store_true',
+        help='run every tuning run to its end')
+
+
+def search_rules(args, **overrides) -> SearchRules:
+    """The :class:`SearchRules` of the options (``overrides`` win)."""
+    values = dict(
+        lrs=tuple(args.lrs),
+        lr_bounds=tuple(args.lr_bounds),
+        max_doublings=args.max_doublings,
+        seeds=tuple(args.seeds))
+    values.update(overrides)
+    return SearchRules(**values)
+
+
+def pruning(args) -> Optional[dict]:
+    """The sweep's ``prune`` setting of the options."""
+    return None if args.no_prune else dict(PRUNING)
+
+
+def add_worker_arguments(parser: argparse.ArgumentParser,
+                         workers: int = 2) -> None:
+    """``--workers``, ``--threads``, ``--executor`` and ``--slurm``."""
+    parser.add_argument(
+        '--workers',
+        type=int,
+        default=workers,
+        help=f'workers to start (default: {workers}; 0: start none, e.g. '
+        'to write the reports of the sweep so far)')
+    parser.add_argument(
+        '--threads',
+        type=int,
+        default=1,
+        help='torch threads of each run (default: 1)')
+    parser.add_argument(
+        '--executor',
+        choices=EXECUTORS,
+        default='local',
+        help='local processes, Slurm jobs (submitit), or submitit\'s local '
+        'executor (default: local)')
+    parser.add_argument(
+        '--slurm',
+        nargs='+',
+        action=DictAction,
+        default={},
+        help='submitit parameters of each worker job, e.g. '
+        'slurm_partition=gpu gpus_per_node=1 cpus_per_task=8 '
+        'timeout_min=1440')
