@@ -49,10 +49,8 @@ from mmengine.config import Config, DictAction  # noqa: E402
 from mmlml.benchmark import docs_check  # noqa: E402
 from mmlml.benchmark.cli import add_search_arguments  # noqa: E402
 from mmlml.benchmark.cli import add_worker_arguments  # noqa: E402
-from mmlml.benchmark.cli import pruning, search_rules  # noqa: E402
-from mmlml.benchmark.executors import start_workers  # noqa: E402
-from mmlml.benchmark.executors import stop_workers  # noqa: E402
-from mmlml.benchmark.executors import wait_workers  # noqa: E402
+from mmlml.benchmark.cli import search_rules  # noqa: E402
+from mmlml.benchmark.cli import pruning, run_workers  # noqa: E402
 from mmlml.benchmark.record import LedgerError  # noqa: E402
 from mmlml.benchmark.record import definition_from_ledger  # noqa: E402
 from mmlml.benchmark.record import export  # noqa: E402
@@ -303,18 +301,8 @@ def run(args) -> dict:
             '/MODE/SETTING/POINT/CONFIG/seedN/log.txt',
             file=sys.stderr,
             flush=True)
-        handles = start_workers(
-            args.storage,
-            args.study,
-            args.workers,
-            args.executor,
-            folder=osp.join(sweep.definition['work_dir'], 'submitit'),
-            slurm=args.slurm)
-        try:
-            wait_workers(handles)
-        except KeyboardInterrupt:
-            stop_workers(handles)
-            raise
+        run_workers(args, args.storage, args.study,
+                    osp.join(sweep.definition['work_dir'], 'submitit'))
     state = sweep.advance() if args.workers else dict(errors=[])
     data = None
     if args.out:

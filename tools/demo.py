@@ -42,6 +42,8 @@ import mmlml  # noqa: E402,F401
 from mmlml.benchmark.results import COLUMNS  # noqa: E402
 from mmlml.benchmark.results import aggregate  # noqa: E402
 from mmlml.benchmark.results import summarise  # noqa: E402
+from mmlml.datasets.checks import \
+    check_config_annotation_files  # noqa: E402,E501
 from mmlml.output_files import add_force_argument, check_output  # noqa: E402
 from mmlml.utils.progress_line import ProgressLine  # noqa: E402
 
@@ -108,6 +110,7 @@ def run(config: str,
         hooks.append(dict(type='MissingLabelDiagnosticsHook'))
     if hooks:
         cfg.custom_hooks = list(cfg.get('custom_hooks') or []) + hooks
+    check_config_annotation_files(cfg)  # no pickle is loaded
     start = time.time()
     runner = Runner.from_cfg(cfg)
     runner.register_hook(LogIntervalHook())

@@ -36,10 +36,8 @@ from mmengine.config import Config, DictAction  # noqa: E402
 
 from mmlml.benchmark.cli import add_search_arguments  # noqa: E402
 from mmlml.benchmark.cli import add_worker_arguments  # noqa: E402
-from mmlml.benchmark.cli import pruning, search_rules  # noqa: E402
-from mmlml.benchmark.executors import start_workers  # noqa: E402
-from mmlml.benchmark.executors import stop_workers  # noqa: E402
-from mmlml.benchmark.executors import wait_workers  # noqa: E402
+from mmlml.benchmark.cli import search_rules  # noqa: E402
+from mmlml.benchmark.cli import pruning, run_workers  # noqa: E402
 from mmlml.benchmark.method_selection import MethodError  # noqa: E402
 from mmlml.benchmark.method_selection import method_configs  # noqa: E402
 from mmlml.benchmark.method_selection import write_config  # noqa: E402
@@ -193,18 +191,8 @@ def run(args) -> dict:
             f'workers; runs in {args.work_dir}',
             file=sys.stderr,
             flush=True)
-        handles = start_workers(
-            args.storage,
-            args.study,
-            args.workers,
-            args.executor,
-            folder=osp.join(args.work_dir, 'submitit'),
-            slurm=args.slurm)
-        try:
-            wait_workers(handles)
-        except KeyboardInterrupt:
-            stop_workers(handles)
-            raise
+        run_workers(args, args.storage, args.study,
+                    osp.join(args.work_dir, 'submitit'))
     state = sweep.advance()
     if state['errors']:
         raise SystemExit('[select_method] failed:\n' +

@@ -22,6 +22,8 @@ from mmengine.runner import Runner  # noqa: E402
 
 import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
 from mmlml.checkpoint_policy import check_checkpoint_exists  # noqa: E402
+from mmlml.datasets.checks import \
+    check_config_annotation_files  # noqa: E402,E501
 from mmlml.dist_end import end_distributed  # noqa: E402
 from mmlml.hooks.default_hooks import \
     remove_disabled_default_hooks  # noqa: E402
@@ -177,6 +179,7 @@ def evaluate(args) -> dict:
     return the metrics."""
     cfg = merge_args(Config.fromfile(args.config), args)
     remove_disabled_default_hooks(cfg)  # a hook set to None is off
+    check_config_annotation_files(cfg)  # no pickle is loaded
     if 'runner_type' in cfg:
         from mmengine.registry import RUNNERS
         runner = RUNNERS.build(cfg)

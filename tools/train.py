@@ -31,6 +31,8 @@ from mmengine.config import Config, DictAction  # noqa: E402
 from mmengine.runner import Runner  # noqa: E402
 
 import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
+from mmlml.datasets.checks import \
+    check_config_annotation_files  # noqa: E402,E501
 from mmlml.dist_end import end_distributed  # noqa: E402
 from mmlml.hooks import ResumeCheckHook  # noqa: E402
 from mmlml.hooks import TrainingProgressHook  # noqa: E402
@@ -199,6 +201,7 @@ def main(argv=None):
     cfg = merge_args(Config.fromfile(args.config), args)
     # default_hooks.<name>=None turns a hook off (MMEngine would assert).
     disabled = remove_disabled_default_hooks(cfg)
+    check_config_annotation_files(cfg)  # no pickle is loaded
     if 'runner_type' in cfg:
         from mmengine.registry import RUNNERS
         runner = RUNNERS.build(cfg)

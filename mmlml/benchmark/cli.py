@@ -6,12 +6,12 @@ from typing import Optional
 
 from mmengine.config import DictAction
 
-from .executors import EXECUTORS
+from .executors import EXECUTORS, start_workers, stop_workers, wait_workers
 from .search import SearchRules
 
 __all__ = [
     'PRUNING', 'add_search_arguments', 'add_worker_arguments', 'search_rules',
-    'pruning'
+    'pruning', 'run_workers'
 ]
 
 #: The pruning rule of the sweeps (:class:`~mmlml.hooks.OptunaPruningHook`).
@@ -101,3 +101,21 @@ def add_worker_arguments(parser: argparse.ArgumentParser,
         help='submitit parameters of each worker job, e.g. '
         'slurm_partition=gpu gpus_per_node=1 cpus_per_task=8 '
         'timeout_min=1440')
+
+
+def run_workers(args, storage: str, study: str, folder: str) -> list:
+    """Start ``--workers`` workers of the sweep as the options say and
+    wait for them (stopping them on Ctrl-C: each queues its run again);
+    returns the errors they report."""
+    handles = start_workers(
+        storage,
+        study,
+        args.workers,
+        args.executor,
+        folder=folder,
+        slurm=args.slurm)
+    try:
+        return wait_workers(handles)
+    except KeyboardInterrupt:
+        stop_workers(handles)
+        raise

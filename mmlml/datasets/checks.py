@@ -8,7 +8,10 @@ from typing import Any, Iterator, List, Tuple
 
 from .file_utils import refuse_pickle
 
-__all__ = ['check_index', 'check_annotation_files', 'check_packed_pipeline']
+__all__ = [
+    'check_index', 'check_annotation_files', 'check_config_annotation_files',
+    'check_packed_pipeline'
+]
 
 #: Extensions that ``mmengine.load`` reads with its YAML loader, which can
 #: build any Python object (mmlml's own datasets read YAML safely).
@@ -115,6 +118,18 @@ def check_annotation_files(dataset: Any, where: str = 'dataset') -> None:
 def _transform_names(pipeline: Any) -> List[str]:
     """The class names of the transforms of a ``Compose``."""
     return [type(t).__name__ for t in getattr(pipeline, 'transforms', ())]
+
+
+def check_config_annotation_files(cfg) -> None:
+    """:func:`check_annotation_files` on the dataset of every dataloader of
+    a config (``train_dataloader``, ``val_dataloader``,
+    ``test_dataloader``): what mmlml's tools run before the Runner builds
+    any dataset, so that a stock dataset's pickle ``ann_file`` is refused
+    too, not only one inside mmlml's wrapper."""
+    for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        dataset = (cfg.get(loader) or {}).get('dataset')
+        if dataset is not None:
+            check_annotation_files(dataset, f'{loader}.dataset')
 
 
 def check_packed_pipeline(dataset: Any, owner: str) -> None:

@@ -302,3 +302,37 @@ def test_other_annotation_formats_are_refused(tmp_path):
     path.write_text('{}')
     with pytest.raises(ValueError, match=r"extension '\.txt'"):
         CustomMultiLabelDataset(ann_file=str(path))
+
+
+@pytest.mark.parametrize('tool', ['train', 'test', 'demo'])
+def test_tools_refuse_a_stock_datasets_pickle_annotation(
+        tmp_path, marker, tool):
+    """A stock MMPretrain dataset (no mmlml wrapper) with a pickle
+    ann_file: tools/train.py, test.py and demo.py refuse it before the
+    Runner builds anything, and the payload never runs."""
+    import pickle
+    ann_file = tmp_path / 'ann.pkl'
+    with open(ann_file, 'wb') as f:
+        pickle.dump(Payload(f'open({marker!r}, "w").write("ran")'), f)
+    config = tmp_path / 'stock.py'
+    config.write_text(
+        f"_base_ = [{osp.join(ROOT, 'configs', 'demo', 'an.py')!r}]\n"
+        "test_dataloader = dict(dataset=dict(_delete_=True, "
+        f"type='MultiLabelDataset', ann_file={str(ann_file)!r}, "
+        "pipeline=[dict(type='PackInputs')]))\n")
+    sys.path.insert(0, osp.join(ROOT, 'tools'))
+    module = __import__(tool)
+    argv = {
+        'train': [str(config), '--work-dir',
+                  str(tmp_path / 'w')],
+        'test': [str(config), str(tmp_path / 'missing.pth')],
+        'demo': [str(config), '--work-dir',
+                 str(tmp_path / 'w')],
+    }[tool]
+    if tool == 'test':  # the checkpoint check comes first: give one
+        torch.save({'state_dict': {}}, str(tmp_path / 'missing.pth'))
+    with pytest.raises((ValueError, SystemExit)) as info:
+        module.main(argv)
+    assert not osp.exists(marker), 'the payload ran'
+    if tool != 'demo':  # demo reports the refusal and exits non-zero
+        assert 'ann.pkl' in str(info.value) and 'pickle' in str(info.value)
