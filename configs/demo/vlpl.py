@@ -38,4 +38,4 @@ custom_hooks = [
         pos_thr=0.3)
 ]
 # The first stage and where its scores go, for tools/benchmark.py.
-first_stage = dict(config='./an.py', scores_file='custom_hooks.0.scores_file')
+first_stage = dict(config='./an.py', scores_hook='VLPseudoLabelHook')

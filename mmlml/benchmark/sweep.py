@@ -34,7 +34,7 @@ from .settings import dataset_modes
 
 __all__ = [
     'SweepError', 'Group', 'Sweep', 'run_id', 'repo_path', 'abs_path',
-    'first_seed_point', 'REPO_ROOT', 'LOST', 'DUPLICATE'
+    'first_seed_point', 'file_lock', 'REPO_ROOT', 'LOST', 'DUPLICATE'
 ]
 
 #: The repository: config paths in a definition are relative to it.
@@ -43,6 +43,18 @@ REPO_ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 #: What a trial's failure was: a lost worker (queued again) or a duplicate
 #: of a run another worker took (dropped); any other failure is the run's.
 LOST, DUPLICATE = 'worker lost', 'duplicate'
+
+
+@contextlib.contextmanager
+def file_lock(path: str) -> Iterator[None]:
+    """An exclusive lock on the file ``path`` (made if missing)."""
+    import fcntl
+    with open(path, 'a') as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 class SweepError(ValueError):
@@ -286,22 +298,12 @@ class Sweep:
 
     # What workers do -----------------------------------------------------
 
-    @contextlib.contextmanager
-    def _lock(self) -> Iterator[None]:
+    def _lock(self):
         """One process at a time queues trials (a file lock beside a local
         storage; with a database server, duplicates are dropped when they
         are taken instead)."""
         path = storage_path(self.spec)
-        if path is None:
-            yield
-            return
-        import fcntl
-        with open(path + '.lock', 'a') as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(f, fcntl.LOCK_UN)
+        return file_lock(path + '.lock') if path else contextlib.nullcontext()
 
     def advance(self) -> dict:
         """Queue every run the rules need now; returns ``{'queued': n,

@@ -30,9 +30,12 @@ import threading
 import time
 from typing import Optional
 
+from mmengine.config import Config
+
 from .settings import (dataset_modes, format_options, mode_options,
                        setting_options)
-from .sweep import LOST, REPO_ROOT, Group, Sweep, abs_path, first_seed_point
+from .sweep import (LOST, REPO_ROOT, Group, Sweep, abs_path, file_lock,
+                    first_seed_point)
 
 __all__ = ['TrialFailed', 'run_trial', 'work', 'main']
 
@@ -105,19 +108,25 @@ def _first_stage(sweep: Sweep, group: Group, seed: int, run_dir: str,
     checkpoint = osp.join(work_dir, first['best checkpoint'])
     notes = {'first stage run': first['run']}
     if not osp.exists(checkpoint):
+        # Another worker may be rebuilding the same run: one at a time,
+        # and a finished rebuild is reused.
         first_dir = osp.join(work_dir, first['run'])
         os.makedirs(first_dir, exist_ok=True)
-        rebuilt = _train(sweep, first_group, first['point'], seed, first_dir,
-                         _options(definition, first_group, first['point']),
-                         None)
-        checkpoint = osp.join(work_dir, rebuilt['best checkpoint']) \
-            if not osp.isabs(rebuilt['best checkpoint']) \
-            else rebuilt['best checkpoint']
+        with file_lock(first_dir + '.lock'):
+            done = osp.join(first_dir, 'demo.json')
+            if osp.exists(done):
+                with open(done) as f:
+                    rebuilt = json.load(f)[first_group.name]['runs'][0]
+            else:
+                rebuilt = _train(
+                    sweep, first_group, first['point'], seed, first_dir,
+                    _options(definition, first_group, first['point']), None)
+        checkpoint = osp.join(work_dir, rebuilt['best checkpoint'])
         notes['first stage rebuilt, val mAP'] = rebuilt['val mAP']
     stage = dataset_modes(abs_path(group.config))[2]
     log = osp.join(run_dir, 'log.txt')
     threads = definition.get('threads', 1)
-    if 'scores_file' in stage:
+    if 'scores_hook' in stage or 'scores_file' in stage:
         scores = osp.join(run_dir, 'scores.npy')
         _call([
             sys.executable,
@@ -127,7 +136,7 @@ def _first_stage(sweep: Sweep, group: Group, seed: int, run_dir: str,
             f'config={abs_path(group.first_stage)}',
             f'checkpoint={checkpoint}', '--cfg-options'
         ] + format_options(options), log, threads)
-        options[stage['scores_file']] = scores
+        options[scores_key(abs_path(group.config), stage, options)] = scores
     else:
         labels = osp.join(run_dir, 'pseudo_labels.npy')
         _call([
@@ -140,6 +149,27 @@ def _first_stage(sweep: Sweep, group: Group, seed: int, run_dir: str,
               log, threads)
         options['train_dataloader.dataset.label_file'] = labels
     return notes
+
+
+def scores_key(config: str, stage: dict, options: dict) -> str:
+    """The config key of a second stage's scores file: the
+    ``scores_file`` of the hook of type ``first_stage['scores_hook']``
+    (found by type, e.g. ``'VLPseudoLabelHook'``), or the dotted key
+    ``first_stage['scores_file']``."""
+    if 'scores_file' in stage:
+        return stage['scores_file']
+    cfg = Config.fromfile(config)
+    cfg.merge_from_dict(options)
+    found = [
+        i for i, hook in enumerate(cfg.get('custom_hooks') or [])
+        if str(hook.get('type', '')).split('.')[-1] == stage['scores_hook']
+    ]
+    if len(found) != 1:
+        raise TrialFailed(
+            f"{config}: first_stage['scores_hook'] names "
+            f"{stage['scores_hook']}, which its custom_hooks hold "
+            f'{len(found)} times (one is needed)')
+    return f'custom_hooks.{found[0]}.scores_file'
 
 
 def run_trial(sweep: Sweep, group: Group, trial_id: int, attrs: dict) -> None:

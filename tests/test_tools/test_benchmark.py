@@ -299,3 +299,26 @@ def test_linear_mode_freezes_the_whole_backbone():
         if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
     ]
     assert norms and not any(m.training for m in norms)
+
+
+def test_a_second_stage_finds_its_scores_hook_by_type(tmp_path):
+    """vlpl and gpr name the hook whose scores_file the benchmark fills
+    by its type, not by its place in custom_hooks."""
+    from mmlml.benchmark.worker import TrialFailed, scores_key
+    demo = osp.join(ROOT, 'configs', 'demo')
+    for name in ('vlpl', 'gpr'):
+        config = osp.join(demo, f'{name}.py')
+        stage = dataset_modes(config)[2]
+        assert stage['scores_hook'] == 'VLPseudoLabelHook'
+        assert scores_key(config, stage, {}) == 'custom_hooks.0.scores_file'
+    moved = tmp_path / 'moved.py'
+    moved.write_text(f"_base_ = [{osp.join(demo, 'vlpl.py')!r}]\n"
+                     "custom_hooks = [dict(type='EMAHook'), "
+                     "dict(type='VLPseudoLabelHook', scores_file='s.npy')]\n")
+    assert scores_key(str(moved), stage, {}) == 'custom_hooks.1.scores_file'
+    assert scores_key(str(moved), {'scores_file': 'a.b'}, {}) == 'a.b'
+    none = tmp_path / 'none.py'
+    none.write_text(f"_base_ = [{osp.join(demo, 'vlpl.py')!r}]\n"
+                    "custom_hooks = []\n")
+    with pytest.raises(TrialFailed, match='hold 0 times'):
+        scores_key(str(none), stage, {})
