@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 #: A run's fields that describe the worker, not the run: left out.
-_TRANSIENT = ('heartbeat', 'worker', 'state', 'retry of')
+_TRANSIENT = ('heartbeat', 'worker', 'retry of')
 
 
 class LedgerError(ValueError):

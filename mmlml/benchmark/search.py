@@ -368,9 +368,13 @@ def tuned_table(results: Dict[str, dict],
 def summarise_tuning(tuned: dict, own_point: dict) -> dict:
     """The aggregate of the chosen point's runs with the search attached
     (``'tuning'``: ``grid``, ``chosen`` and ``own recipe``, the grid's run
-    at the config's own point, if the grid had it)."""
+    at the config's own point, if the grid had it and it was not
+    pruned)."""
     row = aggregate(tuned['runs'])
-    own = [run for run in tuned['grid'] if run['point'] == own_point]
+    own = [
+        run for run in tuned['grid']
+        if run['point'] == own_point and run.get('state') != 'pruned'
+    ]
     row['tuning'] = dict(
         grid=tuned['grid'],
         chosen=tuned['chosen'],
