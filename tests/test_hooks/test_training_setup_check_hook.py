@@ -227,14 +227,21 @@ def _stock_runtime_config(tmp_path, extra=''):
     return str(path)
 
 
+#: Full labels: observed negatives (-1), which the config's stock
+#: CrossEntropyLoss cannot read.
+FULL_LABELS = "train_dataloader = dict(dataset=dict(mode='full'))\n"
+
+
 @pytest.mark.parametrize(
     'extra, message', [(HEAD_CLASSES, HEAD_MESSAGE),
-                       (PREPROCESSOR_CLASSES, PREPROCESSOR_MESSAGE)],
-    ids=['head', 'data_preprocessor'])
+                       (PREPROCESSOR_CLASSES, PREPROCESSOR_MESSAGE),
+                       (FULL_LABELS, "type='ANLoss'")],
+    ids=['head', 'data_preprocessor', 'stock_loss_on_negatives'])
 def test_runner_with_mmlml_components_is_checked(tmp_path, extra, message):
     """A config on MMPretrain's default runtime lists no setup check; its
     Runner, which builds mmlml's dataset wrapper and metric, gets one and
-    fails before the first iteration, not at the first validation."""
+    fails before the first iteration, not at the first validation (nor
+    trains a stock loss on -1 targets)."""
     cfg = Config.fromfile(_stock_runtime_config(tmp_path, extra))
     assert 'setup_check' not in cfg.default_hooks
     runner = Runner.from_cfg(cfg)
