@@ -4,7 +4,10 @@ Importing the package applies the repairs of :mod:`mmlml.compat` (without
 which the MMPretrain 1.2 stack does not run on current PyTorch) and
 registers every mmlml module into MMPretrain's registries, so that a config
 with ``custom_imports=dict(imports=['mmlml'])`` can use them. Nothing else
-of MMPretrain or MMEngine changes.
+of MMPretrain or MMEngine changes, but for a Runner that uses an mmlml
+component (a loss, a head, the dataset wrapper...), which also gets
+mmlml's check of its settings before the first iteration
+(:func:`mmlml.hooks.training_setup_check_hook.add_setup_check_to_mmlml_runs`).
 """
 from . import compat
 from .version import __version__

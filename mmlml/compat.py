@@ -3,7 +3,9 @@ and setuptools, without which it cannot run, applied once when ``mmlml`` is
 imported. Nothing else of MMPretrain or MMEngine is changed: what changes
 behaviour is an opt-in registered component of mmlml
 (``PartialLabelAveragePrecision``, ``ScaledOneCycleLR``, the heads' check
-of stock losses), used by mmlml's configs.
+of stock losses), used by mmlml's configs, and the check of the settings
+that a Runner using such a component gets
+(:func:`mmlml.hooks.training_setup_check_hook.add_setup_check_to_mmlml_runs`).
 
 * :func:`patch_checkpoint_loading`: torch >= 2.6 loads checkpoints with
   ``weights_only=True`` by default, and MMEngine's checkpoints pickle a
@@ -25,8 +27,11 @@ of stock losses), used by mmlml's configs.
 * :func:`patch_cpu_distributed`: MMEngine calls ``torch.cuda.set_device``
   unconditionally in the PyTorch launcher and wraps the model with
   ``device_ids=[LOCAL_RANK]``, so a CPU-only ``torchrun`` fails. Without
-  CUDA, the process group uses gloo and DDP gets no ``device_ids``; with
-  CUDA both run MMEngine's own code.
+  CUDA, the process group uses gloo and DDP gets no ``device_ids``, and the
+  Runner's environment banner says so: the backend the process group uses
+  (not the config's ``nccl``) and ``GPU number: 0``, with the number of
+  processes as ``world size`` (MMEngine logs the world size as the GPU
+  number). With CUDA all three run MMEngine's own code.
 * :func:`patch_compiled_optimizer_step`: MMEngine's ``compile=True``
   compiles ``model.train_step``, optimizer step included; inductor cannot
   keep the learning rate symbolic in the optimizer's kernels, so it
@@ -157,7 +162,45 @@ def patch_cpu_distributed() -> None:
 
     dist_utils._init_dist_pytorch = _init_dist_pytorch
     MMDistributedDataParallel.__init__ = __init__
+    _patch_cpu_environment_log()
     _APPLIED['cpu_distributed'] = 'CPU torchrun'
+
+
+def cpu_runtime_env(env_cfg: dict, world_size: int) -> dict:
+    """What the environment banner of a Runner on a machine without CUDA
+    reports, from the Runner's ``env_cfg``: a copy whose
+    ``dist_cfg.backend`` is the backend the process group uses (the
+    initialised group's, or gloo for nccl, as the launcher picks it) and
+    with ``world size``, the number of processes."""
+    from torch import distributed as torch_dist
+    env = dict(env_cfg)
+    dist_cfg = dict(env.get('dist_cfg') or {})
+    if torch_dist.is_available() and torch_dist.is_initialized():
+        dist_cfg['backend'] = torch_dist.get_backend()
+    elif dist_cfg.get('backend', 'nccl') == 'nccl':
+        dist_cfg['backend'] = 'gloo'
+    env['dist_cfg'] = dist_cfg
+    env['world size'] = world_size
+    return env
+
+
+def _patch_cpu_environment_log() -> None:
+    """Without CUDA, the Runner's banner logs :func:`cpu_runtime_env` and
+    ``GPU number: 0`` (MMEngine writes its world size there)."""
+    from mmengine.runner import Runner
+    log_env = Runner._log_env
+
+    def _log_env(self, env_cfg):
+        if torch.cuda.is_available():
+            return log_env(self, env_cfg)
+        world_size = self._world_size
+        self._world_size = 0  # read only for the banner's "GPU number"
+        try:
+            return log_env(self, cpu_runtime_env(env_cfg, world_size))
+        finally:
+            self._world_size = world_size
+
+    Runner._log_env = _log_env
 
 
 # ------------------------------------------------- compiled training step

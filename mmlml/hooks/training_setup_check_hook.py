@@ -1,16 +1,22 @@
 """Refuse a training run whose settings disagree with each other before its
 first iteration."""
+import functools
 import weakref
 
 from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
+from mmengine.runner import Runner
 
 from mmlml.compat import applied_fixes_message
 from mmlml.datasets import find_partial_label_dataset
 from mmlml.models.losses import check_stock_loss_target, stock_loss_name
-from mmlml.registry import HOOKS
+from mmlml.registry import (DATASETS, HOOKS, METRICS, MODELS, PARAM_SCHEDULERS,
+                            TRANSFORMS)
 
-__all__ = ['TrainingSetupCheckHook', 'check_training_setup']
+__all__ = [
+    'TrainingSetupCheckHook', 'check_training_setup', 'uses_mmlml',
+    'add_setup_check_to_mmlml_runs'
+]
 
 #: The runners already checked (tools/train.py checks before
 #: ``runner.train()``, the hook again at ``before_train``).
@@ -228,7 +234,9 @@ class TrainingSetupCheckHook(Hook):
     ``runner.train()`` (before MMEngine builds the parameter schedulers);
     mmlml's configs register this hook (``default_hooks.setup_check``),
     which checks at ``before_train`` for a Runner built elsewhere (e.g.
-    MMPretrain's ``tools/train.py``).
+    MMPretrain's ``tools/train.py``), and any Runner that uses an mmlml
+    component gets it too (:func:`add_setup_check_to_mmlml_runs`), e.g.
+    one of a config built on a stock MMPretrain base.
 
     Example:
         >>> default_hooks = dict(
@@ -244,3 +252,88 @@ class TrainingSetupCheckHook(Hook):
             runner (Runner): The runner of the training process.
         """
         check_training_setup(runner)
+
+
+#: The keys of a config that ``Runner.from_cfg`` builds (the other
+#: top-level names of a config are variables of its files).
+_BUILT_KEYS = ('model', 'data_preprocessor', 'train_dataloader',
+               'val_dataloader', 'test_dataloader', 'train_cfg', 'val_cfg',
+               'test_cfg', 'val_evaluator', 'test_evaluator', 'optim_wrapper',
+               'param_scheduler', 'default_hooks', 'custom_hooks',
+               'visualizer', 'log_processor')
+
+
+def _is_mmlml(cls) -> bool:
+    """Whether a class is defined in the mmlml package."""
+    return isinstance(cls, type) and cls.__module__.split('.')[0] == 'mmlml'
+
+
+def _names_mmlml_type(cfg) -> bool:
+    """Whether a config (nested dicts and lists) builds an mmlml class: a
+    ``type`` that is one, or a name mmlml registered."""
+    if isinstance(cfg, (list, tuple)):
+        return any(_names_mmlml_type(item) for item in cfg)
+    if not isinstance(cfg, dict):
+        return False
+    kind = cfg.get('type')
+    if isinstance(kind, str):
+        for registry in (MODELS, DATASETS, HOOKS, METRICS, PARAM_SCHEDULERS,
+                         TRANSFORMS):
+            if _is_mmlml(registry.get(kind)):
+                return True
+    elif _is_mmlml(kind):
+        return True
+    return any(_names_mmlml_type(value) for value in cfg.values())
+
+
+def uses_mmlml(runner) -> bool:
+    """Whether a Runner trains with a component of mmlml: its model holds
+    an mmlml module (a loss, a head), or its config builds an mmlml class
+    (a dataset wrapper, a metric, a hook, a scheduler) among the keys the
+    Runner builds. A config that only imports mmlml (``custom_imports``)
+    uses none.
+
+    Args:
+        runner (Runner): The runner, as built (its model and config).
+    """
+    model = runner.model.module if is_model_wrapper(
+        runner.model) else runner.model
+    if any(_is_mmlml(type(module)) for module in model.modules()):
+        return True
+    cfg = runner.cfg
+    return any(_names_mmlml_type(cfg.get(key)) for key in _BUILT_KEYS)
+
+
+def add_setup_check_to_mmlml_runs() -> None:
+    """Give every Runner that uses an mmlml component
+    (:func:`uses_mmlml`) a :class:`TrainingSetupCheckHook`, unless it has
+    one.
+
+    mmlml's configs list the hook (``default_hooks.setup_check``); a config
+    built on a stock MMPretrain base (``_base_ = 'mmpretrain::...'``) that
+    imports mmlml to use its losses or its dataset wrapper does not, and a
+    mistake the check refuses (the head's and the data preprocessor's class
+    counts) would otherwise surface at the first validation, an epoch
+    later, with MMPretrain's ``tools/train.py`` or any Runner. MMEngine
+    gives only hooks the Runner, so its ``register_hooks`` (called once,
+    at the end of ``Runner.__init__``) is extended here: a Runner without
+    an mmlml component registers exactly the hooks it did before. Applied
+    when mmlml is imported; idempotent.
+    """
+    register_hooks = Runner.register_hooks
+    if getattr(register_hooks, '_adds_setup_check', False):
+        return
+
+    @functools.wraps(register_hooks)
+    def wrapper(self, default_hooks=None, custom_hooks=None):
+        register_hooks(self, default_hooks, custom_hooks)
+        if not any(
+                isinstance(hook, TrainingSetupCheckHook)
+                for hook in self.hooks) and uses_mmlml(self):
+            self.register_hook(TrainingSetupCheckHook())
+
+    wrapper._adds_setup_check = True
+    Runner.register_hooks = wrapper
+
+
+add_setup_check_to_mmlml_runs()

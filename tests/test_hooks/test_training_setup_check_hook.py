@@ -7,13 +7,14 @@ import os.path as osp
 import numpy as np
 import pytest
 import torch
-from conftest import load_train_tool
+from conftest import ROOT, load_train_tool
 from mmengine.config import Config
 from mmengine.runner import Runner
 from stateful_methods import assert_fails_before_training
 
 import mmlml  # noqa: F401  (registers everything)
 from mmlml.hooks import TrainingSetupCheckHook
+from mmlml.hooks.training_setup_check_hook import uses_mmlml
 from mmlml.models.losses import LOSS_CATALOG
 from mmlml.registry import MODELS
 
@@ -154,16 +155,28 @@ def test_batch_that_fits_passes_the_check(tiny_demo_config):
     assert len(runner.train_loop.dataloader) == 1
 
 
+#: A warm-up epoch, then MMEngine's own cosine annealing from epoch 1 to
+#: the end of training (the demo schedule uses CosineAnnealingToEndLR,
+#: which builds in a one-epoch run by itself).
+STOCK_WARMUP_COSINE = (
+    'param_scheduler = [\n'
+    '    dict(type="LinearLR", start_factor=0.1, by_epoch=True, begin=0,\n'
+    '         end=1, convert_to_iter_based=True),\n'
+    '    dict(type="CosineAnnealingLR", by_epoch=True, begin=1,\n'
+    '         eta_min=0., convert_to_iter_based=True)]\n')
+
+
 def test_one_epoch_smoke_run_leaves_out_idle_schedulers(
         tiny_demo_config, tmp_path):
-    """``max_epochs=1`` on a demo config (a warm-up epoch, then cosine from
-    epoch 1): MMEngine would refuse the cosine scheduler ("end should be
+    """``max_epochs=1`` with a warm-up epoch, then MMEngine's cosine from
+    epoch 1: MMEngine would refuse the cosine scheduler ("end should be
     larger than begin"); it never acts, so it is left out with a warning,
     and the run trains and validates."""
     tool = load_train_tool()
-    runner = tool.main(
-        [tiny_demo_config(max_epochs=1), '--work-dir',
-         str(tmp_path / 'work')])
+    path = tiny_demo_config(max_epochs=1)
+    with open(path, 'a') as file:
+        file.write(STOCK_WARMUP_COSINE)
+    runner = tool.main([path, '--work-dir', str(tmp_path / 'work')])
     assert runner.epoch == 1
     assert [type(s).__name__ for s in runner.param_schedulers] == ['LinearLR']
     with open(osp.join(runner.log_dir, f'{runner.timestamp}.log')) as f:
@@ -190,3 +203,78 @@ def test_amp_without_gpu(tiny_demo_config):
     # Without --amp the config is merged as before.
     cfg = tool.merge_args(Config.fromfile(config), tool.parse_args([config]))
     assert cfg.optim_wrapper.get('type', 'OptimWrapper') == 'OptimWrapper'
+
+
+# --------------------------- configs without mmlml's runtime settings
+def _stock_runtime_config(tmp_path, extra=''):
+    """A config built on MMPretrain's own runtime settings (no
+    ``default_hooks.setup_check``) that imports mmlml for its dataset
+    wrapper and metric: the synthetic demo data, 64 images."""
+    path = tmp_path / 'stock_runtime.py'
+    path.write_text(
+        f'_base_ = [{osp.join(ROOT, "configs/_base_/domains/synthetic_shapes.py")!r},\n'  # noqa: E501
+        f'    {osp.join(ROOT, "configs/_base_/schedules/demo_sgd.py")!r},\n'
+        "    'mmpretrain::_base_/default_runtime.py']\n"
+        "custom_imports = dict(imports=['mmlml'], allow_failed_imports=False)\n"  # noqa: E501
+        'train_dataloader = dict(batch_size=16, '
+        'dataset=dict(dataset=dict(num_samples=64)))\n'
+        'val_dataloader = dict(batch_size=16, '
+        'dataset=dict(dataset=dict(num_samples=64)))\n'
+        'test_dataloader = dict(batch_size=16, '
+        'dataset=dict(num_samples=32))\n'
+        'train_cfg = dict(max_epochs=1)\n'
+        f'work_dir = {str(tmp_path / "work")!r}\n' + extra)
+    return str(path)
+
+
+#: Full labels: observed negatives (-1), which the config's stock
+#: CrossEntropyLoss cannot read.
+FULL_LABELS = "train_dataloader = dict(dataset=dict(mode='full'))\n"
+
+
+@pytest.mark.parametrize(
+    'extra, message', [(HEAD_CLASSES, HEAD_MESSAGE),
+                       (PREPROCESSOR_CLASSES, PREPROCESSOR_MESSAGE),
+                       (FULL_LABELS, "type='ANLoss'")],
+    ids=['head', 'data_preprocessor', 'stock_loss_on_negatives'])
+def test_runner_with_mmlml_components_is_checked(tmp_path, extra, message):
+    """A config on MMPretrain's default runtime lists no setup check; its
+    Runner, which builds mmlml's dataset wrapper and metric, gets one and
+    fails before the first iteration, not at the first validation (nor
+    trains a stock loss on -1 targets)."""
+    cfg = Config.fromfile(_stock_runtime_config(tmp_path, extra))
+    assert 'setup_check' not in cfg.default_hooks
+    runner = Runner.from_cfg(cfg)
+    assert uses_mmlml(runner)
+    assert sum(
+        isinstance(hook, TrainingSetupCheckHook) for hook in runner.hooks) == 1
+    assert_fails_before_training(runner, ValueError, message)
+
+
+def test_runner_with_a_mmlml_config_has_one_check(tiny_demo_config):
+    """mmlml's configs list the hook: it is not added twice."""
+    runner = Runner.from_cfg(Config.fromfile(tiny_demo_config()))
+    assert sum(
+        isinstance(hook, TrainingSetupCheckHook) for hook in runner.hooks) == 1
+
+
+def test_runner_without_mmlml_components_is_left_alone(tmp_path):
+    """Importing mmlml (custom_imports) adds nothing to a Runner that uses
+    none of its components: stock model, dataset, metric and schedule."""
+    cfg = Config.fromfile(_stock_runtime_config(tmp_path))
+    cfg.model = dict(
+        type='ImageClassifier',
+        backbone=dict(type='ResNet_CIFAR', depth=18),
+        neck=dict(type='GlobalAveragePooling'),
+        head=dict(
+            type='MultiLabelLinearClsHead', num_classes=20, in_channels=512))
+    stock = dict(type='MultiLabelDataset', ann_file='unused.json')
+    cfg.train_dataloader.dataset = stock
+    cfg.val_dataloader.dataset = stock
+    cfg.test_dataloader.dataset = stock
+    cfg.val_evaluator = cfg.test_evaluator = dict(type='AveragePrecision')
+    cfg.param_scheduler = [dict(type='CosineAnnealingLR', by_epoch=True)]
+    runner = Runner.from_cfg(cfg)
+    assert not uses_mmlml(runner)
+    assert not any(
+        isinstance(hook, TrainingSetupCheckHook) for hook in runner.hooks)

@@ -8,6 +8,7 @@ import os.path as osp
 import subprocess
 import sys
 import textwrap
+import types
 
 import numpy as np
 import pytest
@@ -141,6 +142,32 @@ def test_compiled_step_keeps_one_graph_as_the_learning_rate_changes():
     assert losses[2] < losses[1] < losses[0]
 
 
+def test_cpu_environment_banner(monkeypatch):
+    """Without CUDA the Runner's banner names the backend the process group
+    uses and no GPU: a 2-process gloo run logged ``backend: nccl`` (the
+    config's) and ``GPU number: 2`` (MMEngine writes the world size
+    there)."""
+    monkeypatch.setattr(torch.cuda, 'is_available', lambda: False)
+    lines = []
+    runner = types.SimpleNamespace(
+        _randomness_cfg={},
+        _seed=0,
+        _launcher='pytorch',
+        _distributed=True,
+        _world_size=2,
+        cfg=Config(dict()),
+        logger=types.SimpleNamespace(info=lines.append))
+    Runner._log_env(runner, dict(dist_cfg=dict(backend='nccl')))
+    banner = '\n'.join(lines)
+    assert "dist_cfg: {'backend': 'gloo'}" in banner
+    assert 'GPU number: 0' in banner and 'world size: 2' in banner
+    assert 'nccl' not in banner
+    assert runner._world_size == 2  # restored
+    assert compat.cpu_runtime_env(
+        dict(dist_cfg=dict(backend='gloo', timeout=60)), 3) == dict(
+            dist_cfg=dict(backend='gloo', timeout=60), **{'world size': 3})
+
+
 # ------------------------------------------------------ the applied fixes
 
 
@@ -187,6 +214,10 @@ REPAIRED = [
     ('mmengine.model', 'MMDistributedDataParallel.__init__'),
     ('mmengine.runner', 'CheckpointLoader.load_checkpoint'),
     ('mmengine.optim', 'OptimWrapper.update_params'),
+    ('mmengine.runner', 'Runner._log_env'),
+    # Not a repair: a Runner that uses an mmlml component gets mmlml's
+    # check of its settings (nothing changes for any other Runner).
+    ('mmengine.runner', 'Runner.register_hooks'),
 ]
 
 
@@ -273,6 +304,10 @@ def test_upstream_still_needs_the_repairs(tmp_path):
             sgd.param_groups[0]['lr'] = lr
             step()
         print('lr graphs:', counters['stats']['unique_graphs'])
+        # ... and the Runner's banner logs the world size as GPUs.
+        from mmengine.runner import Runner
+        print('gpu number:', "['GPU number'] = self._world_size" in
+              inspect.getsource(Runner._log_env))
         """)
     out = subprocess.run([sys.executable, '-c', script],
                          capture_output=True,
@@ -284,6 +319,7 @@ def test_upstream_still_needs_the_repairs(tmp_path):
     assert 'pkg_resources: True' in out.stdout
     assert 'set_device: True' in out.stdout
     assert 'lr graphs: 3' in out.stdout
+    assert 'gpu number: True' in out.stdout
 
 
 # ------------------------------------- stock losses fed mmlml's -1 targets

@@ -84,3 +84,8 @@ def test_two_process_torchrun_on_cpu(tiny_demo_config, tmp_path):
     assert out.returncode == 0, log[-4000:]
     assert 'Distributed launcher: pytorch' in log or 'world_size' in log
     assert osp.isfile(tmp_path / 'dist' / 'epoch_2.pth')
+    if not torch.cuda.is_available():
+        # The banner says what the run used: gloo, two processes, no GPU.
+        assert "dist_cfg: {'backend': 'gloo'}" in log
+        assert 'GPU number: 0' in log and 'world size: 2' in log
+        assert "'backend': 'nccl'" not in log

@@ -35,9 +35,13 @@ train_pipeline = [
 ]
 test_pipeline = [dict(type='PackInputs')]
 
+# No worker processes (the images are made in memory), hence no
+# persistent workers: MMPretrain's tools/train.py would turn them on
+# by default, which PyTorch refuses without workers.
 train_dataloader = dict(
     batch_size=32,
     num_workers=0,
+    persistent_workers=False,
     dataset=dict(
         **partial_labels,
         dataset=dict(**train_images, pipeline=train_pipeline),
@@ -48,6 +52,7 @@ train_dataloader = dict(
 val_dataloader = dict(
     batch_size=256,
     num_workers=0,
+    persistent_workers=False,
     dataset=dict(
         **partial_labels,
         dataset=dict(**train_images, pipeline=test_pipeline),
@@ -69,6 +74,7 @@ val_evaluator = [
 test_dataloader = dict(
     batch_size=256,
     num_workers=0,
+    persistent_workers=False,
     dataset=dict(
         **synthetic,
         split='test',

@@ -1,5 +1,8 @@
 # A short SGD schedule for the CPU demo: one linear warm-up epoch, then
-# cosine annealing; validation after every epoch.
+# cosine annealing to the end of training; validation after every epoch.
+# CosineAnnealingToEndLR is MMEngine's CosineAnnealingLR that also builds
+# in a run of one epoch (where the annealing never starts), so that
+# MMPretrain's own tools/train.py runs a one-epoch smoke test as well.
 optim_wrapper = dict(
     optimizer=dict(
         type='SGD', lr=0.05, momentum=0.9, weight_decay=5e-4, nesterov=True))
@@ -13,7 +16,7 @@ param_scheduler = [
         end=1,
         convert_to_iter_based=True),
     dict(
-        type='CosineAnnealingLR',
+        type='CosineAnnealingToEndLR',
         by_epoch=True,
         begin=1,
         eta_min=0.,
