@@ -310,7 +310,8 @@ def reduce_loss(loss: Tensor,
     Args:
         loss (Tensor): Element-wise loss.
         weight (Tensor, optional): Sample-wise ``(N,)`` or element-wise
-            weights of the same shape as ``loss``.
+            weights of the same shape as ``loss``, finite and >= 0 (see
+            :func:`check_values`).
         reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
         avg_factor (float | Tensor, optional): With ``'mean'``, divide the
             sum by ``avg_factor`` instead of the number of elements
@@ -334,6 +335,12 @@ def reduce_loss(loss: Tensor,
         elif weight.shape != loss.shape:
             raise ValueError('weight must have shape (N,) or '
                              f'{tuple(loss.shape)}, got {tuple(weight.shape)}')
+        bad = ~torch.isfinite(weight) | (weight < 0)
+        message = ('weight must be finite and >= 0 (a NaN, inf or negative '
+                   'sample weight would silently corrupt the loss)')
+        check_values(
+            bad.any(), message, lambda: f'{message}; found '
+            f'{torch.unique(weight[bad])[:5].tolist()}')
         loss = loss * weight
     if reduction == 'none':
         return loss

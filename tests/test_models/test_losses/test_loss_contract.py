@@ -9,6 +9,7 @@ comparisons) stays in its own test file.
 """
 import copy
 import inspect
+import math
 
 import pytest
 import torch
@@ -196,6 +197,11 @@ def test_weights(cfg):
                 reduction_override='none'), unweighted * element_weight)
     with pytest.raises(ValueError, match='weight'):
         loss(cls_score, target, weight=torch.ones(num + 1))
+    for bad in (math.nan, math.inf, -1.0):  # never silently
+        weight = torch.ones(num)
+        weight[1] = bad
+        with pytest.raises(ValueError, match='finite and >= 0'):
+            loss(cls_score, target, weight=weight)
 
 
 @pytest.mark.parametrize('cfg', CASES, ids=IDS)
