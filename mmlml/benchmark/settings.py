@@ -34,20 +34,27 @@ SETTING_TITLES = {
 MODES = ('finetune', 'linear')
 
 
-def dataset_modes(config: str) -> tuple:
+def dataset_modes(config: str, setting: str = 'single_positive') -> tuple:
     """The ``mode`` of the training and validation PartialLabelDatasets of
-    ``config``, and its ``first_stage`` (None for a one-stage method)."""
+    ``config`` (None where a dataset is another one: only a setting that
+    changes no label, ``own``, accepts that), and its ``first_stage``
+    (None for a one-stage method)."""
     cfg = Config.fromfile(config)
     train = cfg.train_dataloader.dataset
     val = cfg.val_dataloader.dataset
+    modes = []
     for dataset, split in ((train, 'train'), (val, 'val')):
-        if dataset.get('type') != 'PartialLabelDataset':
+        if dataset.get('type') == 'PartialLabelDataset':
+            modes.append(dataset.get('mode'))
+        elif SETTINGS[setting]:
             raise ValueError(
                 f'{config}: the benchmark changes the labels of the '
                 f'{split} set, which must be a PartialLabelDataset, not '
                 f'{dataset.get("type")}.')
+        else:
+            modes.append(None)
     first_stage = cfg.get('first_stage')
-    if train.mode == 'file' and first_stage is None:
+    if modes[0] == 'file' and first_stage is None:
         raise ValueError(
             f"{config} trains on a label file (mode='file') but names no "
             "`first_stage = dict(config=..., thr=...)` to make it from.")
@@ -55,7 +62,7 @@ def dataset_modes(config: str) -> tuple:
         first_stage = dict(first_stage)
         first_stage['config'] = osp.normpath(
             osp.join(osp.dirname(config), first_stage['config']))
-    return train.mode, val.mode, first_stage
+    return modes[0], modes[1], first_stage
 
 
 def setting_options(setting: str, train_mode: str) -> dict:

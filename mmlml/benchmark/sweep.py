@@ -186,7 +186,7 @@ class Sweep:
         configs = list(definition['configs'])
         firsts = {}
         for config in list(configs):
-            first = dataset_modes(abs_path(config))[2]
+            first = dataset_modes(abs_path(config), 'own')[2]
             if first is not None:
                 firsts[config] = repo_path(first['config'])
                 if firsts[config] not in configs:

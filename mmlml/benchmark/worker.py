@@ -67,7 +67,7 @@ def _options(definition: dict, group: Group, point: dict) -> dict:
     options = dict(definition.get('cfg_options') or {})
     options.update(mode_options(group.mode, definition.get('linear_lr', 0.1)))
     options.update(point)
-    train_mode = dataset_modes(abs_path(group.config))[0]
+    train_mode = dataset_modes(abs_path(group.config), group.setting)[0]
     options.update(setting_options(group.setting, train_mode))
     return options
 
@@ -123,7 +123,7 @@ def _first_stage(sweep: Sweep, group: Group, seed: int, run_dir: str,
                     _options(definition, first_group, first['point']), None)
         checkpoint = osp.join(work_dir, rebuilt['best checkpoint'])
         notes['first stage rebuilt, val mAP'] = rebuilt['val mAP']
-    stage = dataset_modes(abs_path(group.config))[2]
+    stage = dataset_modes(abs_path(group.config), group.setting)[2]
     log = osp.join(run_dir, 'log.txt')
     threads = definition.get('threads', 1)
     if 'scores_hook' in stage or 'scores_file' in stage:

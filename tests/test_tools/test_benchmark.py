@@ -176,6 +176,8 @@ def test_config_checks(tmp_path):
                      "type='SyntheticShapes', num_samples=8))\n")
     with pytest.raises(ValueError, match='must be a PartialLabelDataset'):
         dataset_modes(str(plain))
+    # The user's own labels (tools/select_method.py) need no wrapper.
+    assert dataset_modes(str(plain), 'own') == (None, 'single_positive', None)
     with pytest.raises(SystemExit):
         benchmark.parse_args([str(tmp_path / 'missing.py')])
 
