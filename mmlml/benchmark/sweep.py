@@ -102,7 +102,9 @@ class Sweep:
     def __init__(self, storage: str, name: str, must_exist: bool = True):
         import optuna
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        self.spec = storage
+        # A local file by its absolute path: the runs' processes (the
+        # pruning hook) work in the repository, not in this process's folder.
+        self.spec = storage if '://' in storage else osp.abspath(storage)
         self.name = name
         self.storage = open_storage(storage, must_exist=must_exist)
         self._studies: Dict[str, object] = {}
