@@ -51,7 +51,6 @@ from mmlml.benchmark.cli import add_search_arguments  # noqa: E402
 from mmlml.benchmark.cli import add_worker_arguments  # noqa: E402
 from mmlml.benchmark.cli import search_rules  # noqa: E402
 from mmlml.benchmark.cli import pruning, run_workers  # noqa: E402
-from mmlml.benchmark.record import LedgerError  # noqa: E402
 from mmlml.benchmark.record import definition_from_ledger  # noqa: E402
 from mmlml.benchmark.record import export  # noqa: E402
 from mmlml.benchmark.record import import_ledger  # noqa: E402
@@ -59,9 +58,8 @@ from mmlml.benchmark.record import read_json  # noqa: E402
 from mmlml.benchmark.report import report_args  # noqa: E402
 from mmlml.benchmark.report import write_reports  # noqa: E402
 from mmlml.benchmark.settings import IMPOSED_SETTINGS, MODES  # noqa: E402
-from mmlml.benchmark.sweep import Sweep, SweepError, repo_path  # noqa: E402
+from mmlml.benchmark.sweep import Sweep, repo_path  # noqa: E402
 from mmlml.output_files import check_output  # noqa: E402
-from mmlml.utils.optuna_storage import StorageError  # noqa: E402
 from mmlml.utils.optuna_storage import storage_path  # noqa: E402
 
 TOOLS = osp.dirname(osp.abspath(__file__))
@@ -227,8 +225,8 @@ def check_outputs(args, inputs) -> None:
     for option, path in named:
         real = osp.realpath(path)
         if real in seen:
-            raise SystemExit(f'[benchmark] --{option} and --{seen[real]} '
-                             f'name the same file {path}')
+            raise ValueError(f'--{option} and --{seen[real]} name the same '
+                             f'file {path}')
         seen[real] = option
         check_output(path, inputs, args.force, option='--' + option)
 
@@ -331,30 +329,32 @@ def write_json(path: str, data: dict) -> None:
 
 
 def main(argv=None):
+    """Run the command line ``argv``. A mistake of the command line or of
+    its files (an output over an input or over an existing file, a corrupt
+    record, ledger or storage) raises ``FileExistsError`` or ``ValueError``
+    naming it; run as a script, that is one line."""
     args = parse_args(argv)
-    try:
-        if args.check_docs:
-            problems = docs_check.check_docs(ROOT)
-            for problem in problems:
-                print(f'[check-docs] {problem}', file=sys.stderr)
-            if problems:
-                raise SystemExit(1)
-            print('[check-docs] every benchmark file matches its record')
-            return None
-        if args.report_only:
-            if not args.out:
-                raise SystemExit('[benchmark] --report-only reads --out, the '
-                                 'record of a sweep: give it')
-            args.out, record = None, args.out
-            check_outputs(args, [record])
-            print(write_from_json(record, args))
-            return None
-        return run(args)
-    except (LedgerError, SweepError, StorageError, FileExistsError) as error:
-        raise SystemExit(f'[benchmark] {error}') from None
-    except ValueError as error:
-        raise SystemExit(f'[benchmark] {error}') from None
+    if args.check_docs:
+        problems = docs_check.check_docs(ROOT)
+        for problem in problems:
+            print(f'[check-docs] {problem}', file=sys.stderr)
+        if problems:
+            raise SystemExit(1)
+        print('[check-docs] every benchmark file matches its record')
+        return None
+    if args.report_only:
+        if not args.out:
+            raise ValueError('--report-only reads --out, the record of a '
+                             'sweep: give it')
+        args.out, record = None, args.out
+        check_outputs(args, [record])
+        print(write_from_json(record, args))
+        return None
+    return run(args)
 
 
 if __name__ == '__main__':
-    main()
+    try:
+        main()
+    except (FileExistsError, ValueError) as error:  # one line, no traceback
+        raise SystemExit(f'[benchmark] {error}') from None

@@ -25,8 +25,6 @@ from mmlml.checkpoint_policy import check_checkpoint_exists  # noqa: E402
 from mmlml.datasets.checks import \
     check_config_annotation_files  # noqa: E402,E501
 from mmlml.dist_end import end_distributed  # noqa: E402
-from mmlml.hooks.default_hooks import \
-    remove_disabled_default_hooks  # noqa: E402
 from mmlml.output_files import add_force_argument, check_output  # noqa: E402
 
 
@@ -178,7 +176,6 @@ def evaluate(args) -> dict:
     """Evaluate ``args.checkpoint`` as the command line ``args`` says and
     return the metrics."""
     cfg = merge_args(Config.fromfile(args.config), args)
-    remove_disabled_default_hooks(cfg)  # a hook set to None is off
     check_config_annotation_files(cfg)  # no pickle is loaded
     if 'runner_type' in cfg:
         from mmengine.registry import RUNNERS

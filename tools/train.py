@@ -36,8 +36,7 @@ from mmlml.datasets.checks import \
 from mmlml.dist_end import end_distributed  # noqa: E402
 from mmlml.hooks import ResumeCheckHook  # noqa: E402
 from mmlml.hooks import TrainingProgressHook  # noqa: E402
-from mmlml.hooks.default_hooks import \
-    remove_disabled_default_hooks  # noqa: E402
+from mmlml.hooks.default_hooks import disabled_default_hooks  # noqa: E402
 from mmlml.hooks.training_setup_check_hook import \
     check_training_setup  # noqa: E402
 from mmlml.smoke_config import smoke_config  # noqa: E402
@@ -200,7 +199,7 @@ def main(argv=None):
     args = parse_args(argv)
     cfg = merge_args(Config.fromfile(args.config), args)
     # default_hooks.<name>=None turns a hook off (MMEngine would assert).
-    disabled = remove_disabled_default_hooks(cfg)
+    disabled = disabled_default_hooks(cfg)
     check_config_annotation_files(cfg)  # no pickle is loaded
     if 'runner_type' in cfg:
         from mmengine.registry import RUNNERS

@@ -12,6 +12,7 @@ from mmlml.datasets import find_partial_label_dataset
 from mmlml.models.losses import check_stock_loss_target, stock_loss_name
 from mmlml.registry import (DATASETS, HOOKS, METRICS, MODELS, PARAM_SCHEDULERS,
                             TRANSFORMS)
+from .default_hooks import split_disabled_default_hooks
 
 __all__ = [
     'TrainingSetupCheckHook', 'check_training_setup', 'uses_mmlml',
@@ -317,8 +318,11 @@ def add_setup_check_to_mmlml_runs() -> None:
     later, with MMPretrain's ``tools/train.py`` or any Runner. MMEngine
     gives only hooks the Runner, so its ``register_hooks`` (called once,
     at the end of ``Runner.__init__``) is extended here: a Runner without
-    an mmlml component registers exactly the hooks it did before. Applied
-    when mmlml is imported; idempotent.
+    an mmlml component registers exactly the hooks it did before, and a
+    config that sets ``default_hooks.setup_check=None`` gets none. Also,
+    ``default_hooks.<name>=None`` turns any default hook off
+    (:func:`~mmlml.hooks.default_hooks.split_disabled_default_hooks`).
+    Applied when mmlml is imported; idempotent.
     """
     register_hooks = Runner.register_hooks
     if getattr(register_hooks, '_adds_setup_check', False):
@@ -326,8 +330,11 @@ def add_setup_check_to_mmlml_runs() -> None:
 
     @functools.wraps(register_hooks)
     def wrapper(self, default_hooks=None, custom_hooks=None):
+        # default_hooks.<name>=None turns any default hook off, not only
+        # MMEngine's own (it asserts on the others): .default_hooks.
+        default_hooks, disabled = split_disabled_default_hooks(default_hooks)
         register_hooks(self, default_hooks, custom_hooks)
-        if not any(
+        if 'setup_check' not in disabled and not any(
                 isinstance(hook, TrainingSetupCheckHook)
                 for hook in self.hooks) and uses_mmlml(self):
             self.register_hook(TrainingSetupCheckHook())

@@ -221,9 +221,9 @@ def test_benchmark_end_to_end(tmp_path):
     assert osp.getsize(tmp_path / 'b.png') > 1000
 
     # Existing outputs are replaced with --force only; never an input.
-    with pytest.raises(SystemExit, match='b.json.*--force'):
+    with pytest.raises(FileExistsError, match='b.json.*--force'):
         benchmark.main(args)
-    with pytest.raises(SystemExit, match='also an input'):
+    with pytest.raises(ValueError, match='also an input'):
         benchmark.main(args +
                        ['--force', '--markdown',
                         str(tmp_path / 't.db')])
@@ -236,14 +236,14 @@ def test_benchmark_end_to_end(tmp_path):
     report = ['--out', str(tmp_path / 'b.json'), '--report-only']
     benchmark.main(report + ['--markdown', str(tmp_path / 'b.md')])
     assert (tmp_path / 'b.md').read_text() == table
-    with pytest.raises(SystemExit, match='exists already'):
+    with pytest.raises(FileExistsError, match='exists already'):
         benchmark.main(report + ['--markdown', str(tmp_path / 'b.md')])
-    with pytest.raises(SystemExit, match='also an input'):
+    with pytest.raises(ValueError, match='also an input'):
         benchmark.main(
             report +
             ['--markdown', str(tmp_path / 'b.json'), '--force'])
     (tmp_path / 'x.json').write_text('{"results": {}}')
-    with pytest.raises(SystemExit, match='x.json: not the record'):
+    with pytest.raises(ValueError, match='x.json: not the record'):
         benchmark.main([
             '--out',
             str(tmp_path / 'x.json'), '--report-only', '--markdown',
