@@ -3,7 +3,8 @@ line, no training. The validation mAP is a function of the learning rate
 and the seed (``80 - 10 |lr - 0.1| + seed / 10``), reached linearly over
 the epochs; each epoch is reported to the sweep's pruning hook when one
 is given, which may end the run. ``FAKE_EPOCH_SECONDS`` makes each epoch
-take that long (a worker can be killed mid-run)."""
+take that long (a worker can be killed mid-run); ``FAKE_FAIL`` makes the
+run fail."""
 import argparse
 import json
 import os
@@ -28,6 +29,8 @@ def main():
     parser.add_argument('--launcher', default='none')
     parser.add_argument('--cfg-options', nargs='+', default=[])
     args = parser.parse_args()
+    if os.environ.get('FAKE_FAIL'):
+        raise SystemExit('failing as asked (FAKE_FAIL)')
     options = dict(o.split('=', 1) for o in args.cfg_options)
     lr = float(options['optim_wrapper.optimizer.lr'])
     epochs = int(options['train_cfg.max_epochs'])

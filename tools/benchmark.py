@@ -138,6 +138,11 @@ def parse_args(argv=None):
         help='start workers on the existing sweep --study in --storage '
         '(no configs needed)')
     parser.add_argument(
+        '--retry-failed',
+        action='store_true',
+        help='queue the runs that failed again (a failed run stops its '
+        'config until then: fix the cause first)')
+    parser.add_argument(
         '--import-ledger',
         metavar='JSON',
         help='record the runs of an earlier tool\'s ledger as finished '
@@ -291,6 +296,10 @@ def run(args) -> dict:
                 f'[benchmark] {count} runs of {args.import_ledger} '
                 f'recorded in {args.storage} (sweep {args.study})',
                 file=sys.stderr)
+    if args.retry_failed:
+        print(
+            f'[benchmark] {sweep.retry_failed()} failed runs queued again',
+            file=sys.stderr)
     if args.workers:
         print(
             f'[benchmark] sweep {args.study} in {args.storage}: '
@@ -314,7 +323,9 @@ def run(args) -> dict:
         write_json(args.out, data)
         print('\n' + write_from_json(args.out, args))
     if state['errors']:
-        raise SystemExit('[benchmark] failed:\n' + '\n'.join(state['errors']))
+        raise SystemExit('[benchmark] failed (fix the cause, then run the '
+                         'same command with --retry-failed):\n' +
+                         '\n'.join(state['errors']))
     return data
 
 

@@ -258,16 +258,39 @@ class Sweep:
             records.append(record)
         return records
 
-    def failures(self, group: Group) -> List[str]:
-        """The errors of the group's runs that failed on their own (not a
-        lost worker, not a duplicate)."""
+    def _failed(self, group: Group) -> list:
+        """The group's trials that failed on their own (not a lost worker,
+        not a duplicate) and whose run has not been queued again since."""
         from optuna.trial import TrialState
+        trials = self.trials(group)
+        last = {}
+        for trial in trials:
+            last[trial.user_attrs.get('run')] = trial.number
+        return [
+            trial for trial in trials if trial.state == TrialState.FAIL
+            and trial.user_attrs.get('failure') not in (LOST, DUPLICATE)
+            and last[trial.user_attrs.get('run')] == trial.number
+        ]
+
+    def failures(self, group: Group) -> List[str]:
+        """The errors of the group's failed runs (:meth:`_failed`): the
+        group stops until they are run again (:meth:`retry_failed`)."""
         return [
             f'{trial.user_attrs.get("run")}: '
             f'{trial.user_attrs.get("failure", "failed")}'
-            for trial in self.trials(group, (TrialState.FAIL, ))
-            if trial.user_attrs.get('failure') not in (LOST, DUPLICATE)
+            for trial in self._failed(group)
         ]
+
+    def retry_failed(self) -> int:
+        """Queue every failed run again (after its cause is fixed); returns
+        how many."""
+        count = 0
+        with self._lock():
+            for group in self.groups():
+                for trial in self._failed(group):
+                    self.requeue(group, trial.user_attrs)
+                    count += 1
+        return count
 
     def plan(self, group: Group) -> Plan:
         facts = self.config_facts(group)

@@ -201,6 +201,27 @@ def test_a_ledger_is_read_once_and_its_runs_are_not_trained_again(tmp_path):
     assert import_ledger(again, 'new.json', data) == 3
 
 
+def test_a_failed_run_stops_its_config_until_it_is_retried(
+        tmp_path, monkeypatch):
+    sweep = define(
+        tmp_path,
+        configs=(AN, ),
+        seeds=(0, ),
+        lrs=(0.1, ),
+        lr_bounds=(0.1, 0.1))
+    monkeypatch.setenv('FAKE_FAIL', '1')
+    result = work(sweep.spec, 's', poll=0.2)
+    assert result['trials'] == 1 and len(result['errors']) == 1
+    assert 'lr0.1_ep10/an/seed0: benchmark_fake_trainer.py exited with 1' \
+        in result['errors'][0]
+    # The same again runs nothing: the failure stands until retried.
+    assert work(sweep.spec, 's', poll=0.2)['trials'] == 0
+    monkeypatch.delenv('FAKE_FAIL')
+    assert sweep.retry_failed() == 1 and sweep.retry_failed() == 0
+    assert work(sweep.spec, 's', poll=0.2) == dict(trials=1, errors=[])
+    assert sweep.plan(sweep.groups()[0]).done
+
+
 def test_bad_records_and_storages_are_one_clear_error(tmp_path):
     (tmp_path / 'bad.json').write_text('{"results": ')
     with pytest.raises(LedgerError, match='bad.json: not a JSON file'):
