@@ -55,6 +55,12 @@ def add_search_arguments(parser: argparse.ArgumentParser,
         '--no-prune',
         action='store_true',
         help='run every tuning run to its end')
+    parser.add_argument(
+        '--prune-warmup',
+        type=float,
+        default=PRUNING['warmup'],
+        help='no pruning before this share of a run\'s epochs (default: '
+        '%(default)s)')
 
 
 def search_rules(args, **overrides) -> SearchRules:
@@ -70,7 +76,9 @@ def search_rules(args, **overrides) -> SearchRules:
 
 def pruning(args) -> Optional[dict]:
     """The sweep's ``prune`` setting of the options."""
-    return None if args.no_prune else dict(PRUNING)
+    if args.no_prune:
+        return None
+    return dict(PRUNING, warmup=args.prune_warmup)
 
 
 def add_worker_arguments(parser: argparse.ArgumentParser,

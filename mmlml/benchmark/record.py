@@ -18,6 +18,7 @@ import os.path as osp
 import shlex
 from typing import Optional
 
+from .cli import PRUNING
 from .results import aggregate
 from .search import EPOCHS_KEY, LR_KEY, SearchRules, summarise_tuning
 from .sweep import Group, Sweep, SweepError, repo_path
@@ -78,6 +79,8 @@ def reproducer(definition: dict, storage: str, reports: dict) -> str:
         ]
     if not definition.get('prune'):
         parts.append('--no-prune')
+    elif definition['prune'].get('warmup') != PRUNING['warmup']:
+        parts += ['--prune-warmup', f"{definition['prune']['warmup']:g}"]
     parts += ['--storage', storage, '--study', definition['name']]
     parts += ['--work-dir', definition['work_dir']]
     for key in ('out', 'markdown', 'claims', 'figure'):
