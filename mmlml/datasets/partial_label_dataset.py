@@ -256,10 +256,27 @@ check_annotation_files`).
         """Read the wrapped dataset's annotation: its ``(N, C)`` ``uint8``
         positives and ``(N, C)`` boolean unknown labels (None if there are
         none), new arrays. A wrapped dataset with ``get_label_matrices``
-        gives them at once (:func:`read_label_matrices`); any other is read
+        gives them at once (:func:`read_label_matrices`), and so does a
+        ``ConcatDataset`` of such datasets, part by part; any other is read
         sample by sample (:meth:`_read_annotation_per_sample`)."""
+        parts = getattr(self.dataset, 'datasets', None)
+        if parts is not None and parts and all(
+                hasattr(part, 'get_label_matrices') for part in parts) \
+                and sum(len(part) for part in parts) == num_samples:
+            # A ConcatDataset of datasets that read at once: part by part.
+            read = [
+                read_label_matrices(part, len(part), self.num_classes)
+                for part in parts
+            ]
+            full = np.concatenate([f for f, _ in read])
+            if all(u is None for _, u in read):
+                return full, None
+            return full, np.concatenate([
+                np.zeros(f.shape, dtype=bool) if u is None else u
+                for f, u in read
+            ])
         getter = getattr(self.dataset, 'get_label_matrices', None)
-        if getter is None or hasattr(self.dataset, 'datasets'):
+        if getter is None or parts is not None:
             return self._read_annotation_per_sample(num_samples)
         return read_label_matrices(self.dataset, num_samples, self.num_classes)
 

@@ -289,6 +289,12 @@ def test_concat_dataset_gets_unique_sample_idx(ann_file):
         dataset[i]['data_samples'].sample_idx for i in range(len(dataset))
     ]
     assert sample_idx == list(range(2 * NUM_SAMPLES))
+    # The parts read at once give what reading sample by sample gives.
+    full, unknown = dataset._read_annotation_per_sample(2 * NUM_SAMPLES)
+    np.testing.assert_array_equal(
+        dataset._read_annotation(2 * NUM_SAMPLES)[0], full)
+    assert (dataset._read_annotation(2 * NUM_SAMPLES)[1] is None) == \
+        (unknown is None)
 
 
 def test_dataloader_workers(ann_file):
