@@ -30,21 +30,16 @@ import os.path as osp
 import shlex
 import sys
 
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+from mmengine.config import Config, DictAction
 
-from mmengine.config import Config, DictAction  # noqa: E402
-
-from mmlml.benchmark.cli import add_search_arguments  # noqa: E402
-from mmlml.benchmark.cli import add_worker_arguments  # noqa: E402
-from mmlml.benchmark.cli import search_rules  # noqa: E402
-from mmlml.benchmark.cli import pruning, run_workers  # noqa: E402
-from mmlml.benchmark.method_selection import MethodError  # noqa: E402
-from mmlml.benchmark.method_selection import method_configs  # noqa: E402
-from mmlml.benchmark.method_selection import write_config  # noqa: E402
-from mmlml.benchmark.record import export  # noqa: E402
-from mmlml.benchmark.search import EPOCHS_KEY, LR_KEY  # noqa: E402
-from mmlml.benchmark.sweep import Sweep, SweepError, repo_path  # noqa: E402
-from mmlml.utils.optuna_storage import StorageError  # noqa: E402
+from mmlml.benchmark.cli import (add_search_arguments, add_worker_arguments,
+                                 pruning, run_workers, search_rules)
+from mmlml.benchmark.method_selection import (MethodError, method_configs,
+                                              write_config)
+from mmlml.benchmark.record import export
+from mmlml.benchmark.search import EPOCHS_KEY, LR_KEY
+from mmlml.benchmark.sweep import Sweep, SweepError, repo_path
+from mmlml.utils.optuna_storage import StorageError
 
 #: The setting of every run: the config's own labels.
 SETTING, MODE = 'own', 'finetune'

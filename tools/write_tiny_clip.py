@@ -20,13 +20,10 @@ import argparse
 import os
 import os.path as osp
 import pprint
-import sys
 
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
-
-import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
-from mmlml.output_files import add_force_argument, check_output  # noqa: E402
-from mmlml.pseudo_labellers import tiny_clip  # noqa: E402
+import mmlml  # noqa: F401  (registers modules, applies fixes)
+from mmlml.output_files import add_force_argument, check_output
+from mmlml.pseudo_labellers import tiny_clip
 
 LABELLER_NAME = 'labeller.py'
 

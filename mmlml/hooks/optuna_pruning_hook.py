@@ -7,7 +7,6 @@ runs it starts; a config never needs it. Optuna is imported when the hook
 first reports, so ``import mmlml`` does not need it.
 """
 import math
-from typing import Optional
 
 from mmengine.dist import broadcast_object_list, is_main_process
 from mmengine.hooks import Hook
@@ -21,14 +20,7 @@ __all__ = ['OptunaPruningHook', 'SameScheduleMedianPruner']
 _EPOCHS_KEY = 'train_cfg.max_epochs'
 
 
-def _pruner_base():
-    import optuna
-    return optuna.pruners.BasePruner
-
-
-def SameScheduleMedianPruner(n_startup_trials: int = 2,
-                             warmup: float = 0.3,
-                             tuning_seed: Optional[int] = None):
+def SameScheduleMedianPruner(n_startup_trials: int = 2, warmup: float = 0.3):
     r"""Optuna's median rule restricted to comparable trials.
 
     A running trial is pruned at epoch :math:`e` when its validation mAP is
@@ -36,14 +28,13 @@ def SameScheduleMedianPruner(n_startup_trials: int = 2,
     trained the same number of epochs with the same seed** at epoch
     :math:`e`. Optuna's ``MedianPruner`` compares with every trial: a run
     with twice the epochs follows a slower learning-rate schedule and
-    would be pruned for it, and a seed run is never to be pruned.
+    would be pruned for it. (The sweep gives the pruning hook to its
+    tuning runs only: a seed run is never pruned.)
 
     Args:
         n_startup_trials: How many comparable finished trials a decision
             needs (fewer: the trial goes on).
         warmup: No pruning before this share of the trial's epochs.
-        tuning_seed: Only trials of this seed are compared and pruned
-            (None: the trial's own seed).
 
     Returns:
         optuna.pruners.BasePruner: the pruner (a class built on first use,
@@ -56,7 +47,7 @@ def SameScheduleMedianPruner(n_startup_trials: int = 2,
     import numpy as np
     import optuna
 
-    class _Pruner(_pruner_base()):
+    class _Pruner(optuna.pruners.BasePruner):
 
         def prune(self, study, trial) -> bool:
             step = trial.last_step
@@ -65,8 +56,6 @@ def SameScheduleMedianPruner(n_startup_trials: int = 2,
             point = trial.user_attrs.get('point', {})
             epochs = point.get(_EPOCHS_KEY)
             seed = trial.user_attrs.get('seed')
-            if tuning_seed is not None and seed != tuning_seed:
-                return False
             if epochs is None or step < math.ceil(warmup * epochs):
                 return False
             values = [

@@ -4,6 +4,7 @@ path gives, and the memory stays within a small multiple of the label
 matrices (small sizes here; tools/analysis/benchmark_label_pipeline.py
 measures the OpenImages scale)."""
 import importlib
+import importlib.util
 import json
 import os.path as osp
 import sys
@@ -636,22 +637,15 @@ def test_per_sample_reader_names_the_first_bad_sample(odd, monkeypatch):
 
 
 # ----------------------------------------------- the wrapper's full_init
-class _NoBulk:
-    """A wrapped dataset without get_label_matrices (read per sample)."""
-
-    def __init__(self, inner):
-        self.inner = inner
-        self.pipeline = inner.pipeline
-        self.metainfo = inner.metainfo
-
-    def __len__(self):
-        return len(self.inner)
-
-    def get_data_info(self, idx):
-        return self.inner.get_data_info(idx)
-
-    def get_label_states(self, idx):
-        return self.inner.get_label_states(idx)
+def _no_bulk(inner):
+    """``inner`` behind a dataset without get_label_matrices (read per
+    sample): the benchmark tool's ``PerSample``."""
+    spec = importlib.util.spec_from_file_location(
+        'benchmark_label_pipeline',
+        osp.join(ROOT, 'tools', 'analysis', 'benchmark_label_pipeline.py'))
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    return tool.PerSample(inner)
 
 
 @pytest.mark.parametrize('kwargs', [
@@ -666,7 +660,7 @@ def test_full_init_is_the_same_both_ways(tmp_path, monkeypatch, kwargs):
     inner = CustomMultiLabelDataset(
         ann_file=ann, unlisted='unknown', serialize_data=False)
     bulk = PartialLabelDataset(inner, **kwargs)
-    per_sample = PartialLabelDataset(_NoBulk(inner), **kwargs)
+    per_sample = PartialLabelDataset(_no_bulk(inner), **kwargs)
     np.testing.assert_array_equal(bulk.indices, per_sample.indices)
     for name in ('full_labels', 'observed_labels'):
         first, second = getattr(bulk, name), getattr(per_sample, name)
