@@ -200,21 +200,27 @@ def domains() -> list:
 
 def use_domain(domain: Optional[str]) -> None:
     """Select the domain of the demo configs for this process and its runs,
-    and make what the domain needs first (its ``prepare_command``, e.g. a
-    converted checkpoint) when ``prepare_creates`` is missing."""
+    and make what the domain needs first: each of its ``prepare_command``
+    (a command or a list, e.g. a converted checkpoint) whose
+    ``prepare_creates`` (the path it makes, or a list in step) is
+    missing."""
     if domain is None:
         return
     os.environ['MMLML_DEMO_DOMAIN'] = domain
     root = osp.dirname(TOOLS)
     cfg = Config.fromfile(
         osp.join(root, 'configs', '_base_', 'domains', f'{domain}.py'))
-    creates = cfg.get('prepare_creates')
-    if creates and not osp.exists(osp.join(root, creates)):
-        command = shlex.split(cfg.prepare_command)
+    commands, creates = cfg.get('prepare_command'), cfg.get('prepare_creates')
+    if isinstance(creates, str):  # one command and what it makes
+        commands, creates = [commands], [creates]
+    for command, made in zip(commands or [], creates or []):
+        if osp.exists(osp.join(root, made)):
+            continue
+        command = shlex.split(command)
         if command[0] == 'python':
             command[0] = sys.executable
         print(
-            f'[benchmark] domain {domain}: making {creates}: '
+            f'[benchmark] domain {domain}: making {made}: '
             f'{" ".join(command)}',
             file=sys.stderr,
             flush=True)

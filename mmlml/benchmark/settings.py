@@ -3,13 +3,19 @@ settings (the training and validation labels), the training modes, and
 the ``--cfg-options`` that put a config in a setting and a mode.
 """
 import os.path as osp
+from typing import Optional
 
 from mmengine.config import Config
 
 __all__ = [
     'SETTINGS', 'IMPOSED_SETTINGS', 'SETTING_TITLES', 'MODES', 'dataset_modes',
-    'setting_options', 'mode_options', 'format_options'
+    'setting_options', 'linear_domain', 'run_domain', 'mode_options',
+    'format_options'
 ]
+
+#: The repository (realpath: an editable install reaches the package
+#: through a link).
+REPO_ROOT = osp.dirname(osp.dirname(osp.dirname(osp.realpath(__file__))))
 
 SETTINGS = {
     'single_positive': dict(mode='single_positive'),
@@ -86,15 +92,41 @@ def setting_options(setting: str, train_mode: str) -> dict:
     return options
 
 
-def mode_options(mode: str, linear_lr: float) -> dict:
-    """The ``--cfg-options`` of a training mode."""
+def linear_domain(domain: Optional[str]) -> Optional[str]:
+    """The domain file of ``domain``'s own linear protocol (its config's
+    ``linear_domain``, e.g. a head trained on cached feature maps), or None
+    where the linear mode freezes the backbone of the domain itself."""
+    if domain is None:
+        return None
+    cfg = Config.fromfile(
+        osp.join(REPO_ROOT, 'configs', '_base_', 'domains', f'{domain}.py'))
+    return cfg.get('linear_domain')
+
+
+def run_domain(domain: Optional[str], mode: str) -> Optional[str]:
+    """The domain file that a run in ``mode`` uses (the value of
+    ``MMLML_DEMO_DOMAIN`` for its processes): the domain's own linear
+    protocol in mode ``linear`` where it has one, else the domain."""
     if mode == 'linear':
-        return {
+        return linear_domain(domain) or domain
+    return domain
+
+
+def mode_options(mode: str,
+                 linear_lr: float,
+                 domain: Optional[str] = None) -> dict:
+    """The ``--cfg-options`` of a training mode in ``domain``: in mode
+    ``linear`` the learning rate, and a frozen backbone unless the domain
+    has a linear protocol of its own (:func:`linear_domain`)."""
+    if mode != 'linear':
+        return {}
+    options = {'optim_wrapper.optimizer.lr': linear_lr}
+    if linear_domain(domain) is None:
+        options.update({
             'model.backbone.frozen_stages': 4,
             'model.backbone.norm_eval': True,
-            'optim_wrapper.optimizer.lr': linear_lr,
-        }
-    return {}
+        })
+    return options
 
 
 def format_options(options: dict) -> list:

@@ -30,7 +30,7 @@ from mmengine.config import Config
 
 from mmlml.utils.optuna_storage import open_storage, storage_path
 from .search import Plan, SearchRules, key_hyperparameter, plan, point_name
-from .settings import dataset_modes
+from .settings import REPO_ROOT, dataset_modes
 
 __all__ = [
     'SweepError', 'Group', 'Sweep', 'run_id', 'repo_path', 'abs_path',
@@ -38,7 +38,6 @@ __all__ = [
 ]
 
 #: The repository: config paths in a definition are relative to it.
-REPO_ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 #: What a trial's failure was: a lost worker (queued again) or a duplicate
 #: of a run another worker took (dropped); any other failure is the run's.

@@ -32,7 +32,7 @@ from typing import Optional
 
 from mmengine.config import Config
 
-from .settings import (dataset_modes, format_options, mode_options,
+from .settings import (dataset_modes, format_options, mode_options, run_domain,
                        setting_options)
 from .sweep import (LOST, REPO_ROOT, Group, Sweep, abs_path, file_lock,
                     first_seed_point)
@@ -65,7 +65,9 @@ def _options(definition: dict, group: Group, point: dict) -> dict:
     """The overrides of a run: the sweep's, the mode's, the point's, the
     setting's."""
     options = dict(definition.get('cfg_options') or {})
-    options.update(mode_options(group.mode, definition.get('linear_lr', 0.1)))
+    options.update(
+        mode_options(group.mode, definition.get('linear_lr', 0.1),
+                     definition.get('domain')))
     options.update(point)
     train_mode = dataset_modes(abs_path(group.config), group.setting)[0]
     options.update(setting_options(group.setting, train_mode))
@@ -177,6 +179,11 @@ def run_trial(sweep: Sweep, group: Group, trial_id: int, attrs: dict) -> None:
     validation mAP), pruned, or failed with the error."""
     definition = sweep.definition
     point, seed = attrs['point'], attrs['seed']
+    # The domain of this run's mode, for this process's reading of the
+    # configs and for the runs it starts.
+    domain = run_domain(definition.get('domain'), group.mode)
+    if domain is not None:
+        os.environ['MMLML_DEMO_DOMAIN'] = domain
     work_dir = abs_path(definition['work_dir'])
     run_dir = osp.join(work_dir, attrs['run'])
     os.makedirs(run_dir, exist_ok=True)

@@ -12,6 +12,7 @@ from .openimages_multi_label import OpenImagesMultiLabel
 from .partial_label_dataset import PartialLabelDataset
 from .partial_labels import (make_partial_labels, num_kept_positives,
                              split_train_val)
+from .photo_canvases import PhotoCanvases
 from .synthetic import SyntheticShapes
 from .utils import find_partial_label_dataset
 from .voc_multi_label import VOCMultiLabel
@@ -20,7 +21,7 @@ __all__ = [
     'CocoMultiLabel', 'VOCMultiLabel', 'NUSWide', 'NUS_WIDE_CONCEPTS',
     'load_formatted_arrays', 'CUBAttributes', 'OpenImagesMultiLabel',
     'CustomMultiLabelDataset', 'PartialLabelDataset', 'SyntheticShapes',
-    'DigitCanvases', 'evaluation_target', 'label_matrices', 'label_states',
-    'make_partial_labels', 'num_kept_positives', 'split_train_val',
-    'find_partial_label_dataset'
+    'DigitCanvases', 'PhotoCanvases', 'evaluation_target', 'label_matrices',
+    'label_states', 'make_partial_labels', 'num_kept_positives',
+    'split_train_val', 'find_partial_label_dataset'
 ]

@@ -29,7 +29,10 @@ def _demo_config(monkeypatch, domain=None, name='an.py'):
 
 
 def test_domains_found():
-    assert DOMAINS == ['digit_canvases', 'synthetic_shapes']
+    assert DOMAINS == [
+        'digit_canvases', 'photo_canvases', 'photo_canvases_linear',
+        'synthetic_shapes'
+    ]
 
 
 @pytest.mark.parametrize('domain', DOMAINS)
@@ -41,7 +44,12 @@ def test_domain_defines_what_the_demo_configs_read(domain, monkeypatch):
     assert cfg.data_preprocessor.num_classes == cfg.num_classes
     estimator = cfg.model.head.label_estimator
     assert estimator.num_samples == cfg.num_train_samples
-    assert cfg.model.backbone.init_cfg.type == 'Pretrained'
+    if cfg.model.backbone.type == 'PrecomputedFeatures':
+        # The linear protocol: the pretrained backbone made the features.
+        features = cfg.train_dataloader.dataset.dataset.features
+        assert features.checkpoint.endswith('efficientnet_lite0_imagenet.pth')
+    else:
+        assert cfg.model.backbone.init_cfg.type == 'Pretrained'
     assert cfg.train_cfg.max_epochs == 10
     assert cfg.optim_wrapper.optimizer.lr == 0.01
 
@@ -91,3 +99,40 @@ def test_digits_domain_builds_and_steps(monkeypatch, one_thread):
     loss = sum(losses.values())
     assert torch.isfinite(loss)
     loss.backward()
+
+
+@pytest.mark.parametrize('domain, shape', [
+    ('photo_canvases', (4, 320, 2, 2)),
+    ('photo_canvases_linear', (4, 1280, 2, 2)),
+])
+def test_photo_domain_protocols_build_and_step(domain, shape, monkeypatch,
+                                               one_thread, tmp_path):
+    """Both protocols of the real-photo domain, on the generated stand-in
+    of the stamps, random backbone weights and 64 px canvases."""
+    from mmlml.datasets.photo_canvases import write_stand_in_stamps
+    monkeypatch.setenv('MMLML_TUXPAINT_STAMPS',
+                       write_stand_in_stamps(str(tmp_path / 'stamps')))
+    cfg = _demo_config(monkeypatch, domain, 'full_labels.py')
+    assert cfg.linear_domain == 'photo_canvases_linear'
+    assert cfg.prepare_creates[1] == \
+        'checkpoints/efficientnet_lite0_imagenet.pth'
+    train = cfg.train_dataloader.dataset
+    features = train.dataset.features
+    assert osp.normpath(features.checkpoint) == osp.join(
+        ROOT, cfg.prepare_creates[1])
+    features.update(checkpoint=None, cache_dir=str(tmp_path / 'cache'))
+    train.dataset.update(img_size=64)
+    with DefaultScope.overwrite_default_scope('mmpretrain'):
+        dataset = DATASETS.build(train)
+        model = MODELS.build(
+            dict(cfg.model, data_preprocessor=cfg.data_preprocessor))
+    assert len(dataset) == cfg.num_train_samples
+    batch = model.data_preprocessor(
+        pseudo_collate([dataset[i] for i in range(4)]), training=True)
+    assert batch['inputs'].shape == shape
+    loss = sum(model(**batch, mode='loss').values())
+    assert torch.isfinite(loss)
+    loss.backward()
+    trained = [n for n, p in model.named_parameters() if p.grad is not None]
+    assert trained and all(
+        n.startswith(('backbone.layers.6', 'head')) for n in trained)

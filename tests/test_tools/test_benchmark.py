@@ -6,7 +6,10 @@ converter that extracts it."""
 import importlib.util
 import json
 import math
+import os
 import os.path as osp
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -17,7 +20,7 @@ from mmengine.config import Config
 from mmlml.benchmark.results import (COLUMNS, aggregate, gap_closed,
                                      markdown_table, rank_correlation,
                                      summarise)
-from mmlml.benchmark.settings import (dataset_modes, mode_options,
+from mmlml.benchmark.settings import (dataset_modes, mode_options, run_domain,
                                       setting_options)
 
 BACKBONE = osp.join(ROOT, 'checkpoints',
@@ -154,6 +157,33 @@ def test_settings_leave_the_oracle_and_second_stages_alone():
     assert linear['model.backbone.frozen_stages'] == 4
     assert linear['optim_wrapper.optimizer.lr'] == 0.2
     assert mode_options('finetune', 0.2) == {}
+    # A domain with a linear protocol of its own (cached feature maps)
+    # runs that domain file, with no backbone to freeze.
+    assert run_domain('photo_canvases', 'linear') == 'photo_canvases_linear'
+    assert run_domain('photo_canvases', 'finetune') == 'photo_canvases'
+    assert run_domain('digit_canvases', 'linear') == 'digit_canvases'
+    assert run_domain(None, 'linear') is None
+    for domain in ('photo_canvases', 'photo_canvases_linear'):
+        assert mode_options('linear', 0.2, domain) == {
+            'optim_wrapper.optimizer.lr': 0.2
+        }
+    assert mode_options('linear', 0.2, 'digit_canvases') == linear
+
+
+def test_repo_root_is_found_through_an_editable_install(tmp_path):
+    """An editable install reaches the package through a link: the
+    sweep's repository root is still the one holding tools/."""
+    (tmp_path / 'mmlml').symlink_to(osp.join(ROOT, 'mmlml'))
+    out = subprocess.run([
+        sys.executable, '-c',
+        'from mmlml.benchmark.sweep import REPO_ROOT; print(REPO_ROOT)'
+    ],
+                         cwd=str(tmp_path),
+                         env=dict(os.environ, PYTHONPATH=str(tmp_path)),
+                         capture_output=True,
+                         text=True,
+                         check=True).stdout.split()[-1]
+    assert osp.samefile(out, ROOT)
 
 
 def test_config_checks(tmp_path):

@@ -4,6 +4,7 @@ import torch
 from mmpretrain.models.backbones import EfficientNet
 
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import Integer
 
 __all__ = ['EfficientNetLite']
 
@@ -44,6 +45,11 @@ class EfficientNetLite(EfficientNet):
             ``'lite0'``.
         act_cfg (dict): The activation. Defaults to ``dict(type='ReLU6')``,
             the one the ImageNet weights were trained with.
+        input_layer (int): The first layer to run: the input is then the
+            output of layer ``input_layer - 1`` (feature maps cached by
+            the dataset, to fine-tune only the last stages), and the
+            layers before it are kept but never run nor trained.
+            Defaults to 0 (images).
         channels_last (bool): Whether to run the convolutions on
             channels-last inputs (``torch.channels_last``): the same
             results up to rounding, and on CPUs about 1.3x faster to train
@@ -71,14 +77,31 @@ class EfficientNetLite(EfficientNet):
                  arch='lite0',
                  act_cfg=dict(type='ReLU6'),
                  channels_last=False,
+                 input_layer=0,
                  **kwargs):
         super().__init__(arch=arch, act_cfg=act_cfg, **kwargs)
         self.channels_last = bool(channels_last)
+        self.input_layer = Integer(low=0).check('input_layer', input_layer)
+        if self.input_layer >= len(self.layers) or any(
+                i < self.input_layer for i in self.out_indices):
+            raise ValueError(
+                f'input_layer must be below {len(self.layers)} and at most '
+                f'every out_indices entry {tuple(self.out_indices)}, got '
+                f'{input_layer!r}')
+        # The layers before the input are kept, so that a whole
+        # checkpoint loads, but never run nor trained.
+        for layer in self.layers[:self.input_layer]:
+            layer.requires_grad_(False)
 
     def forward(self, x):
         """The features of :attr:`out_indices`, as MMPretrain's
         ``EfficientNet`` computes them (on channels-last inputs if
-        :attr:`channels_last`)."""
+        :attr:`channels_last`), from layer :attr:`input_layer` on."""
         if self.channels_last:
             x = x.contiguous(memory_format=torch.channels_last)
-        return super().forward(x)
+        outs = []
+        for i in range(self.input_layer, len(self.layers)):
+            x = self.layers[i](x)
+            if i in self.out_indices:
+                outs.append(x)
+        return tuple(outs)

@@ -1,0 +1,142 @@
+"""A frozen backbone's feature maps of generated images, computed once and
+cached on disk: the input of the linear protocol (Cole et al.'s "linear"
+setting, a classifier trained on fixed ImageNet features).
+
+A generated dataset given ``features=dict(...)`` (see
+:func:`check_features`) puts in every data info, instead of the image, the
+backbone's last feature map as an ``(h, w, C)`` ``float16`` array (the
+``img`` key, so that ``PackInputs`` makes it the ``(C, h, w)`` input of a
+``PrecomputedFeatures`` backbone). The spatial map is kept, not only its
+average, for the methods that read class activation maps (BoostLU).
+"""
+import hashlib
+import json
+import os
+import os.path as osp
+import tempfile
+from typing import Callable, Optional
+
+import numpy as np
+
+__all__ = ['check_features', 'feature_maps', 'cached_feature_maps']
+
+#: The keys of ``features`` and their defaults.
+FEATURE_DEFAULTS = dict(
+    backbone=dict(type='EfficientNetLite', arch='lite0'),
+    checkpoint=None,
+    # The input statistics of the backbone's weights (EfficientNet-Lite:
+    # RGB, mean 127, std 128).
+    mean=(127., 127., 127.),
+    std=(128., 128., 128.),
+    cache_dir='work_dirs/feature_cache',
+    batch_size=50)
+
+
+def check_features(features: Optional[dict]) -> Optional[dict]:
+    """``features`` with its defaults filled in (None stays None).
+
+    Keys: ``backbone`` (the MODELS config of the frozen backbone),
+    ``checkpoint`` (a checkpoint with its weights as ``backbone.*``; None:
+    random weights, for tests only), ``mean``/``std`` (RGB input
+    statistics), ``cache_dir`` (where the maps are kept; None: not kept),
+    ``batch_size``.
+
+    Raises:
+        TypeError: ``features`` is not a dict or names an unknown key.
+        FileNotFoundError: The checkpoint does not exist.
+    """
+    if features is None:
+        return None
+    if not isinstance(features, dict):
+        raise TypeError('features must be a dict (backbone, checkpoint, '
+                        f'mean, std, cache_dir, batch_size), got '
+                        f'{features!r}')
+    unknown = sorted(set(features) - set(FEATURE_DEFAULTS))
+    if unknown:
+        raise TypeError(f'features: unknown keys {unknown}; the keys are '
+                        f'{sorted(FEATURE_DEFAULTS)}')
+    features = {**FEATURE_DEFAULTS, **features}
+    checkpoint = features['checkpoint']
+    if checkpoint is not None and not osp.isfile(checkpoint):
+        raise FileNotFoundError(
+            f'features.checkpoint: {checkpoint} does not exist (for '
+            'EfficientNet-Lite0: python tools/model_converters/'
+            'efficientnet_lite0.py)')
+    return features
+
+
+def _file_digest(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, 'rb') as file:
+        for block in iter(lambda: file.read(1 << 20), b''):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def feature_maps(images: np.ndarray, features: dict) -> np.ndarray:
+    """The last feature map of ``features['backbone']`` for each of the
+    ``(N, H, W, 3)`` BGR ``uint8`` ``images``, as an ``(N, h, w, C)``
+    ``float16`` array (the backbone in eval mode, no gradients)."""
+    import torch
+    from mmpretrain.registry import MODELS
+
+    from mmlml.checkpoint_policy import safe_load
+    backbone = MODELS.build(dict(features['backbone']))
+    if features['checkpoint'] is not None:
+        state = safe_load(features['checkpoint'], map_location='cpu')
+        state = state.get('state_dict', state)
+        backbone.load_state_dict({
+            key[len('backbone.'):]: value
+            for key, value in state.items() if key.startswith('backbone.')
+        })
+    backbone.eval()
+    mean = torch.tensor(features['mean'], dtype=torch.float32)
+    std = torch.tensor(features['std'], dtype=torch.float32)
+    out = None
+    with torch.no_grad():
+        for start in range(0, len(images), features['batch_size']):
+            batch = torch.from_numpy(
+                np.ascontiguousarray(
+                    images[start:start + features['batch_size'],
+                           ..., ::-1])).float()
+            batch = ((batch - mean) / std).permute(0, 3, 1, 2)
+            maps = backbone(batch)[-1].permute(0, 2, 3, 1).numpy()
+            if out is None:
+                out = np.empty((len(images), ) + maps.shape[1:], np.float16)
+            out[start:start + len(maps)] = maps
+    return out
+
+
+def cached_feature_maps(description: dict, make_images: Callable[[],
+                                                                 np.ndarray],
+                        features: dict) -> np.ndarray:
+    """:func:`feature_maps` of ``make_images()``, read from
+    ``features['cache_dir']`` when a file for the same ``description``
+    (what determines the images: a JSON-able dict), backbone, checkpoint
+    content and statistics is there, else computed and written there
+    (atomically, so that concurrent runs never read half a file)."""
+    checkpoint = features['checkpoint']
+    key = json.dumps(
+        dict(
+            images=description,
+            backbone=features['backbone'],
+            checkpoint=None
+            if checkpoint is None else _file_digest(checkpoint),
+            mean=list(features['mean']),
+            std=list(features['std'])),
+        sort_keys=True,
+        default=str)
+    name = hashlib.sha256(key.encode()).hexdigest()[:24] + '.npy'
+    cache_dir = features['cache_dir']
+    path = None if cache_dir is None else osp.join(cache_dir, name)
+    if path is not None and osp.isfile(path):
+        return np.load(path)
+    maps = feature_maps(make_images(), features)
+    if path is not None:
+        os.makedirs(cache_dir, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=cache_dir, suffix='.npy.part')
+        with os.fdopen(handle, 'wb') as file:
+            np.save(file, maps)
+        os.chmod(temporary, 0o644)  # mkstemp's files are private
+        os.replace(temporary, path)
+    return maps

@@ -1,0 +1,579 @@
+"""Cut-out photographs of real objects pasted on real photographic
+backgrounds, a multi-label dataset for the real-photo benchmark domain.
+
+The objects are the photographs of Debian's ``tuxpaint-stamps-default``
+package (GPL-2: several hundred PNG cut-outs with an alpha channel, in a
+category tree), read from where the package puts them; the backgrounds are
+the colour and grey photographs that scikit-image and scikit-learn bundle.
+Nothing is copied into the repository: ``tools/dataset_converters/
+tuxpaint_stamps.py`` installs the package's files without root.
+
+It is an embedded stand-in that ranks methods on real photographs with an
+ImageNet backbone; it is not PASCAL VOC and its numbers are not VOC numbers.
+"""
+import functools
+import glob
+import hashlib
+import os
+import os.path as osp
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import cv2
+import numpy as np
+
+from mmlml.registry import DATASETS
+from mmlml.utils.hyperparameters import (Flag, Integer, Real, RealTuple,
+                                         check_hparam)
+from .feature_maps import cached_feature_maps, check_features
+from .generated_multi_label_dataset import GeneratedMultiLabelDataset
+
+__all__ = [
+    'PhotoCanvases', 'PHOTO_CATEGORIES', 'DRAWN_CATEGORIES', 'STAMP_FOLDERS',
+    'find_stamps_root', 'load_category_photos', 'load_backgrounds',
+    'write_stand_in_stamps'
+]
+
+#: The classes and the folders of the package's stamp tree
+#: (``/usr/share/tuxpaint/stamps``) whose PNG files are photographs of
+#: them (the ``cartoon`` sub-folders and the drawn categories are left out).
+PHOTO_CATEGORIES: Dict[str, Tuple[str, ...]] = {
+    'bird': ('animals/birds', ),
+    'fish': ('animals/fish', ),
+    'insect': ('animals/insects', ),
+    'bovid': ('animals/mammals/bovines', ),
+    'horse_or_deer': ('animals/mammals/equines', 'animals/mammals/deer'),
+    'rodent': ('animals/mammals/rodents', ),
+    'other_mammal':
+    ('animals/mammals', 'animals/mammals/apes', 'animals/mammals/cats',
+     'animals/mammals/dogs', 'animals/mammals/aquatic', 'animals/marsupials'),
+    'fruit': ('food/fruit', ),
+    'vegetable': ('food/vegetables', ),
+    'flower': ('plants/flowers', ),
+    'tree_or_plant': ('plants/trees', 'plants'),
+    'tool': ('household/tools', 'household/arttools'),
+    'household_object': ('household', 'household/dishes'),
+    'instrument': ('hobbies/music/string', 'hobbies/music/percussion'),
+    'coin': ('symbols/money/us/coins', 'symbols/money/euro/coins',
+             'symbols/money/canadian/coins', 'symbols/money/japanese'),
+    'planet_or_moon': ('space/planets', 'space/moon'),
+    'sports_ball': ('sports', ),
+    'vehicle': ('vehicles/auto', 'vehicles/emergency', 'military/vehicles'),
+}
+
+#: Categories whose stamps are drawings, added with ``drawings=True``.
+DRAWN_CATEGORIES: Dict[str, Tuple[str, ...]] = {
+    'road_sign': ('town/roadsigns', ),
+    'clothing': ('clothes', ),
+    'hat': ('clothes/hats', ),
+    'flag': ('town/flags', ),
+    'chess_piece': ('symbols/chess', ),
+}
+
+#: Where the stamps are looked for, after the ``stamps_root`` argument and
+#: the environment variable ``MMLML_TUXPAINT_STAMPS``: the package's own
+#: place (``apt-get install tuxpaint-stamps-default``), then the folder
+#: that ``tools/dataset_converters/tuxpaint_stamps.py`` extracts to
+#: (relative to the working directory, like MMPretrain's ``data/``).
+UNPACKED_PACKAGE = osp.join('data', 'tuxpaint-stamps')
+STAMP_FOLDERS = ('/usr/share/tuxpaint/stamps',
+                 osp.join(UNPACKED_PACKAGE, 'usr', 'share', 'tuxpaint',
+                          'stamps'))
+
+#: The bundled photographs used as backgrounds: scikit-image's (``data``
+#: folder) and scikit-learn's (``datasets/images``) that show none of the
+#: classes (no cat, coin, moon, flower or vehicle).
+SKIMAGE_BACKGROUNDS = ('astronaut.png', 'brick.png', 'camera.png',
+                       'coffee.png', 'grass.png', 'gravel.png',
+                       'hubble_deep_field.jpg', 'retina.jpg', 'rocket.jpg')
+SKLEARN_BACKGROUNDS = ('china.jpg', )
+
+#: The photo pools of the instance-disjoint variant: each class's
+#: photographs, split once (fixed seed) between the splits.
+POOLS = (('train', 0.5), ('val', 0.2), ('test', 0.3))
+_POOL_SEED = 20261
+_SPLIT_STREAMS = dict(train=0, test=1)
+#: Changes whenever the same arguments would draw other canvases (it keys
+#: the feature cache).
+GENERATOR_VERSION = 1
+_PLACEMENT_TRIES = 30
+DEFAULT_VAL_FRAC = 0.2
+DEFAULT_SPLIT_SEED = 1200
+
+
+def find_stamps_root(stamps_root: Optional[str] = None) -> str:
+    """The stamp tree to read: ``stamps_root`` if given, else
+    ``$MMLML_TUXPAINT_STAMPS``, else the first of :data:`STAMP_FOLDERS`
+    that exists.
+
+    Raises:
+        FileNotFoundError: None exists; the message says how to install
+            the package.
+    """
+    candidates = ([stamps_root] if stamps_root else
+                  [os.environ.get('MMLML_TUXPAINT_STAMPS')] +
+                  list(STAMP_FOLDERS))
+    for folder in candidates:
+        if folder and osp.isdir(folder):
+            return folder
+    raise FileNotFoundError(
+        'PhotoCanvases reads the photographs of the Debian package '
+        'tuxpaint-stamps-default, not found in '
+        f'{", ".join(c for c in candidates if c)}: install it with '
+        '`python tools/dataset_converters/tuxpaint_stamps.py` (no root; '
+        'or `apt-get install tuxpaint-stamps-default`), or give '
+        '`stamps_root`.')
+
+
+def _read_rgba(path: str, max_side: int) -> np.ndarray:
+    """The RGBA ``uint8`` image at ``path``, shrunk so that its longest
+    side is at most ``max_side``."""
+    image = cv2.imread(path, cv2.IMREAD_UNCHANGED)
+    if image is None:
+        raise ValueError(f'{path}: not a readable image')
+    if image.ndim == 2:
+        image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGRA)
+    elif image.shape[2] == 3:
+        image = cv2.cvtColor(image, cv2.COLOR_BGR2BGRA)
+    scale = max_side / max(image.shape[:2])
+    if scale < 1:
+        size = (max(1, round(image.shape[1] * scale)),
+                max(1, round(image.shape[0] * scale)))
+        image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+    image.flags.writeable = False
+    return image
+
+
+@functools.lru_cache(maxsize=4)
+def load_category_photos(root: str,
+                         categories: Tuple[Tuple[str, Tuple[str, ...]], ...],
+                         max_side: int) -> Tuple[Tuple[np.ndarray, ...], ...]:
+    """The photographs of each category (BGRA ``uint8``, longest side at
+    most ``max_side``, sorted by file name), read from the folders of
+    ``categories`` (pairs of a name and its folders) under ``root``.
+
+    Raises:
+        ValueError: A category has fewer than 3 photographs (a damaged or
+            different version of the package).
+    """
+    photos = []
+    for name, folders in categories:
+        files = sorted(
+            path for folder in folders
+            for path in glob.glob(osp.join(root, folder, '*.png')))
+        if len(files) < 3:
+            raise ValueError(
+                f'{root}: the category {name!r} has {len(files)} '
+                f'photographs in {", ".join(folders)} (at least 3 needed); '
+                'is this the tuxpaint-stamps-default package?')
+        photos.append(tuple(_read_rgba(path, max_side) for path in files))
+    return tuple(photos)
+
+
+@functools.lru_cache(maxsize=1)
+def load_backgrounds() -> Tuple[np.ndarray, ...]:
+    """The background photographs (BGR ``uint8``) that scikit-image and
+    scikit-learn bundle (:data:`SKIMAGE_BACKGROUNDS`,
+    :data:`SKLEARN_BACKGROUNDS`); no download."""
+    import importlib.util
+    folders = []
+    for package, sub, names in (('skimage', 'data', SKIMAGE_BACKGROUNDS),
+                                ('sklearn', osp.join('datasets', 'images'),
+                                 SKLEARN_BACKGROUNDS)):
+        spec = importlib.util.find_spec(package)
+        if spec is None:
+            raise ImportError(
+                'PhotoCanvases draws its backgrounds from the photographs '
+                'that ship with scikit-image and scikit-learn: pip install '
+                'scikit-image scikit-learn')
+        folders += [osp.join(osp.dirname(spec.origin), sub, n) for n in names]
+    backgrounds = []
+    for path in folders:
+        image = cv2.imread(path, cv2.IMREAD_COLOR)
+        if image is None:
+            raise FileNotFoundError(f'{path}: a bundled photograph is '
+                                    'missing; reinstall the package')
+        image.flags.writeable = False
+        backgrounds.append(image)
+    return tuple(backgrounds)
+
+
+def write_stand_in_stamps(folder: str,
+                          photos_per_category: int = 3,
+                          size: int = 32,
+                          drawings: bool = False) -> str:
+    """Write a small generated stand-in of the package's stamp tree into
+    ``folder`` and return it: for every category of
+    :data:`PHOTO_CATEGORIES` (and :data:`DRAWN_CATEGORIES` if
+    ``drawings``), ``photos_per_category`` RGBA PNGs in its first folder,
+    a filled ellipse of the category's own hue and aspect (its photographs
+    differ in shade) on a transparent ground. For tests and for trying the
+    domain where the package is absent; it is not a benchmark."""
+    categories = dict(PHOTO_CATEGORIES)
+    if drawings:
+        categories.update(DRAWN_CATEGORIES)
+    for cls, folders in enumerate(categories.values()):
+        path = osp.join(folder, folders[0])
+        os.makedirs(path, exist_ok=True)
+        hue = int(180 * cls / len(categories))
+        axes = (size // 2 - 1, max(2, (size // 2 - 1) * (1 + cls % 3) // 3))
+        for index in range(photos_per_category):
+            image = np.zeros((size, size, 4), np.uint8)
+            colour = cv2.cvtColor(
+                np.uint8([[[hue, 200, 120 + 40 * index % 136]]]),
+                cv2.COLOR_HSV2BGR)[0, 0].tolist()
+            cv2.ellipse(image, (size // 2, size // 2), axes, 0, 0, 360,
+                        colour + [255], -1)
+            cv2.imwrite(osp.join(path, f'stand_in_{index}.png'), image)
+    return folder
+
+
+def photo_pools(counts: Sequence[int]) -> List[Dict[str, np.ndarray]]:
+    """Split each category's photographs (``counts[c]`` of them) into the
+    disjoint pools of :data:`POOLS` with a fixed seed, every pool holding
+    at least one; returns one ``{pool: indices}`` per category."""
+    rng = np.random.default_rng(_POOL_SEED)
+    pools = []
+    for count in counts:
+        order = rng.permutation(count)
+        sizes = [max(1, int(round(frac * count))) for _, frac in POOLS]
+        sizes[0] = count - sum(sizes[1:])
+        ends = np.cumsum(sizes)
+        pools.append({
+            name: np.sort(order[end - size:end])
+            for (name, _), size, end in zip(POOLS, sizes, ends)
+        })
+    return pools
+
+
+Box = Tuple[int, int, int, int]
+
+
+def _overlap(a: Box, b: Box) -> float:
+    """The intersection of the boxes ``(top, left, height, width)`` ``a``
+    and ``b`` as a fraction of the smaller one's area."""
+    height = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
+    width = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
+    if height <= 0 or width <= 0:
+        return 0.
+    return height * width / min(a[2] * a[3], b[2] * b[3])
+
+
+@DATASETS.register_module()
+class PhotoCanvases(GeneratedMultiLabelDataset):
+    """Cut-out photographs of real objects on real photographic
+    backgrounds, with exact full labels.
+
+    Every image is a canvas with 1 to ``len(object_counts)`` objects of
+    distinct classes; its labels are their classes (:data:`PHOTO_CATEGORIES`,
+    18 classes, or 23 with ``drawings=True``). Each data info carries the
+    image (``uint8``, ``(img_size, img_size, 3)``, BGR like
+    ``LoadImageFromFile``) under ``img``, ``img_shape``, ``ori_shape``,
+    ``gt_label`` (sorted class indices), ``photo_ids`` (``(class, index)``
+    of the photographs pasted) and ``object_boxes`` (their ``(top, left,
+    height, width)``).
+
+    Generative process, for every canvas from a random stream of its own
+    (``seed``, the split, its index):
+
+    1. **Background.** A square crop of a random side (35% to 100% of the
+       shorter side) of one of the bundled photographs, resized to
+       ``img_size``, mirrored with probability 1/2.
+    2. **Objects.** ``k`` objects with probability ``object_counts[k-1]``,
+       of ``k`` distinct classes drawn uniformly, each a photograph drawn
+       uniformly from its class's pool, mirrored with probability 1/2.
+    3. **Layout.** Each is resized (aspect kept) so that its longer side
+       is a random fraction in ``object_size`` of the canvas side, at a
+       random position where its box covers at most ``max_overlap`` of any
+       object already placed (later objects occlude earlier ones); one
+       that finds no place in 30 tries is left out, with its label, and
+       pasted through its alpha channel with a brightness factor in
+       ``[0.85, 1.15]``.
+
+    **Photo pools.** By default every split draws from all photographs
+    (the canvases differ; the photographs recur, like a class's typical
+    appearances in a large dataset). ``disjoint_photos=True`` is the
+    instance-disjoint variant: each class's photographs are split once
+    into train (50%), val (20%) and test (30%) pools, as
+    :class:`~mmlml.datasets.DigitCanvases` splits its scans (with 4 to 35
+    photographs per class, that variant is a few-shot problem). The
+    validation canvases are those that
+    :class:`~mmlml.datasets.PartialLabelDataset` splits off, so
+    ``val_frac`` and ``split_seed`` must equal the wrapper's (it checks).
+
+    Args:
+        split (str): ``'train'`` or ``'test'``. Defaults to ``'train'``.
+        num_samples (int): Number of canvases. Defaults to 1000.
+        img_size (int): Side of the square canvases, at least 32.
+            Defaults to 224 (EfficientNet-Lite0's native resolution).
+        seed (int): Seed of the generator. Defaults to 0.
+        object_counts (tuple[float]): The probabilities of 1, 2, ...
+            objects per canvas (normalised). Defaults to ``(0.6, 0.3,
+            0.1)``: 1.5 positives per canvas, VOC's density.
+        object_size (tuple[float]): Smallest and largest longer side of an
+            object, as fractions of the canvas side in ``(0, 1]``.
+            Defaults to ``(0.4, 0.7)``.
+        max_overlap (float): Largest share, in ``[0, 1]``, of an object's
+            box that another box may cover. Defaults to 0.3.
+        disjoint_photos (bool): The instance-disjoint variant. Defaults to
+            False.
+        drawings (bool): Add the drawn categories
+            (:data:`DRAWN_CATEGORIES`). Defaults to False.
+        stamps_root (str, optional): The stamp tree; see
+            :func:`find_stamps_root`. Defaults to None.
+        features (dict, optional): Give each canvas's frozen-backbone
+            feature map instead of its image (the linear protocol; keys in
+            :func:`~mmlml.datasets.feature_maps.check_features`), computed
+            once and cached. Defaults to None (the images).
+        val_frac (float): The ``val_frac`` of the PartialLabelDataset that
+            splits these canvases. Defaults to 0.2.
+        split_seed (int): Its ``split_seed``. Defaults to 1200.
+        metainfo (dict, optional): Extra meta information (``classes`` may
+            not rename the classes). Defaults to None.
+        **kwargs: Other arguments of
+            :class:`mmpretrain.datasets.MultiLabelDataset`, except
+            ``ann_file`` and ``data_root``.
+    """
+
+    def __init__(self,
+                 *,
+                 split: str = 'train',
+                 num_samples: int = 1000,
+                 img_size: int = 224,
+                 seed: int = 0,
+                 object_counts: Sequence[float] = (0.6, 0.3, 0.1),
+                 object_size: Sequence[float] = (0.4, 0.7),
+                 max_overlap: float = 0.3,
+                 disjoint_photos: bool = False,
+                 drawings: bool = False,
+                 stamps_root: Optional[str] = None,
+                 features: Optional[dict] = None,
+                 val_frac: float = DEFAULT_VAL_FRAC,
+                 split_seed: int = DEFAULT_SPLIT_SEED,
+                 metainfo: Optional[dict] = None,
+                 **kwargs):
+        if split not in _SPLIT_STREAMS:
+            raise ValueError(f'`split` must be one of '
+                             f'{tuple(_SPLIT_STREAMS)}, but got {split!r}.')
+        self.split = split
+        self.num_samples = Integer(low=1).check('num_samples', num_samples)
+        self.img_size = Integer(low=32).check('img_size', img_size)
+        self.seed = Integer(low=0).check('seed', seed)
+        if (isinstance(object_counts,
+                       (str, bytes)) or not isinstance(object_counts, Sequence)
+                or not object_counts):
+            raise ValueError('object_counts must be the probabilities of 1, '
+                             f'2, ... objects, got {object_counts!r}')
+        counts = [
+            check_hparam(f'object_counts[{i}]', c, low=0)
+            for i, c in enumerate(object_counts)
+        ]
+        if sum(counts) <= 0:
+            raise ValueError('object_counts must not be all zero, got '
+                             f'{object_counts!r}')
+        self.object_counts = tuple(c / sum(counts) for c in counts)
+        size = RealTuple(names=('smallest',
+                                'largest')).check('object_size', object_size)
+        if not 0 < size[0] <= size[1] <= 1:
+            raise ValueError('object_size must be (smallest, largest) with '
+                             f'0 < smallest <= largest <= 1, got {size!r}')
+        self.object_size = size
+        self.max_overlap = Real(
+            0.3, low=0, high=1).check('max_overlap', max_overlap)
+        self.disjoint_photos = Flag(False).check('disjoint_photos',
+                                                 disjoint_photos)
+        self.drawings = Flag(False).check('drawings', drawings)
+        self.categories = dict(PHOTO_CATEGORIES)
+        if self.drawings:
+            self.categories.update(DRAWN_CATEGORIES)
+        if len(self.object_counts) > len(self.categories):
+            raise ValueError(
+                f'object_counts allows {len(self.object_counts)} objects '
+                f'of distinct classes but there are {len(self.categories)}')
+        self.stamps_root = find_stamps_root(stamps_root)
+        self.features = check_features(features)
+        self.val_frac = Real(low=0, high=1).check('val_frac', val_frac)
+        self.split_seed = Integer(low=0).check('split_seed', split_seed)
+        for key in ('ann_file', 'data_root'):
+            if key in kwargs:
+                raise TypeError(f'{type(self).__name__} reads no annotation '
+                                f'files: unexpected argument {key!r}')
+        classes = tuple(self.categories)
+        metainfo = dict(metainfo or {})
+        given = metainfo.pop('classes', None)
+        if given is not None and tuple(given) != classes:
+            raise ValueError(
+                f"{type(self).__name__}'s classes are {classes!r}; "
+                '`metainfo` cannot rename them: leave `classes` out.')
+        metainfo['classes'] = classes
+        self._label_matrix = None
+        super().__init__(ann_file='', metainfo=metainfo, **kwargs)
+
+    @property
+    def num_label_columns(self) -> int:
+        """The number of classes of the label matrix."""
+        return len(self.categories)
+
+    def canvas_pools(self) -> np.ndarray:
+        """The photo pool of every canvas (``'train'``, ``'val'`` or
+        ``'test'``): the test pool for the test split, else the pool of
+        the side of PartialLabelDataset's train/validation split."""
+        from .partial_labels import split_train_val
+        if self.split == 'test':
+            return np.full(self.num_samples, 'test')
+        pools = np.full(self.num_samples, 'train', dtype='<U5')
+        _, val_idx = split_train_val(self.num_samples, self.val_frac,
+                                     self.split_seed)
+        pools[val_idx] = 'val'
+        return pools
+
+    def check_train_val_split(self, num_samples: int, val_frac: float,
+                              split_seed: int) -> None:
+        """Raise unless PartialLabelDataset's train/validation split
+        (``num_samples``, ``val_frac``, ``split_seed``) is the one the
+        canvases were drawn for (only the instance-disjoint variant
+        depends on it)."""
+        if self.split == 'test' or not self.disjoint_photos:
+            return
+        ours = (self.num_samples, self.val_frac, self.split_seed)
+        theirs = (num_samples, float(val_frac), split_seed)
+        if ours != theirs:
+            raise ValueError(
+                'PhotoCanvases(disjoint_photos=True) draws the validation '
+                'canvases from other photographs than the training ones, '
+                f'for the split num_samples={ours[0]}, val_frac={ours[1]}, '
+                f'split_seed={ours[2]}; the wrapper splits with '
+                f'num_samples={theirs[0]}, val_frac={theirs[1]}, '
+                f'split_seed={theirs[2]}. Give PhotoCanvases the val_frac '
+                'and split_seed of the PartialLabelDataset that wraps it.')
+
+    def _canvas(self,
+                rng: np.random.Generator,
+                photos: Sequence[Sequence[np.ndarray]],
+                pools: Sequence[np.ndarray],
+                backgrounds: Sequence[np.ndarray],
+                render: bool = True) -> dict:
+        """Draw one canvas (steps 1 to 3) and return its data info
+        (without ``img`` unless ``render``: the same draws, no pixels)."""
+        size = self.img_size
+        back = backgrounds[int(rng.integers(len(backgrounds)))]
+        side = int(round(min(back.shape[:2]) * rng.uniform(0.35, 1.0)))
+        top = int(rng.integers(back.shape[0] - side + 1))
+        left = int(rng.integers(back.shape[1] - side + 1))
+        mirror = rng.random() < 0.5
+        if render:
+            canvas = cv2.resize(
+                back[top:top + side, left:left + side], (size, size),
+                interpolation=cv2.INTER_AREA).astype(np.float32)
+            if mirror:
+                canvas = canvas[:, ::-1]
+        count = 1 + int(
+            rng.choice(len(self.object_counts), p=self.object_counts))
+        classes = rng.choice(len(photos), size=count, replace=False)
+        boxes, photo_ids = [], []
+        for cls in classes:
+            index = int(pools[cls][int(rng.integers(len(pools[cls])))])
+            photo = photos[cls][index]
+            longer = rng.uniform(*self.object_size) * size
+            scale = longer / max(photo.shape[:2])
+            height = max(2, min(size, int(round(photo.shape[0] * scale))))
+            width = max(2, min(size, int(round(photo.shape[1] * scale))))
+            for _ in range(_PLACEMENT_TRIES):
+                box = (int(rng.integers(size - height + 1)),
+                       int(rng.integers(size - width + 1)), height, width)
+                if all(
+                        _overlap(box, other) <= self.max_overlap
+                        for other in boxes):
+                    break
+            else:
+                continue
+            mirror, brightness = rng.random() < 0.5, rng.uniform(0.85, 1.15)
+            boxes.append(box)
+            photo_ids.append((int(cls), index))
+            if not render:
+                continue
+            patch = cv2.resize(
+                photo, (width, height),
+                interpolation=(cv2.INTER_AREA if scale < 1 else
+                               cv2.INTER_LINEAR)).astype(np.float32)
+            if mirror:
+                patch = patch[:, ::-1]
+            alpha = patch[..., 3:] / 255.
+            colour = np.clip(patch[..., :3] * brightness, 0, 255)
+            region = canvas[box[0]:box[0] + height, box[1]:box[1] + width]
+            region[...] = region * (1 - alpha) + colour * alpha
+        info = dict(
+            img_shape=(size, size),
+            ori_shape=(size, size),
+            gt_label=sorted(cls for cls, _ in photo_ids),
+            photo_ids=photo_ids,
+            object_boxes=boxes)
+        if render:
+            info['img'] = np.ascontiguousarray(canvas.round().astype(np.uint8))
+        return info
+
+    def _draw(self, render: bool) -> List[dict]:
+        """The data infos of all canvases (with images if ``render``)."""
+        photos = load_category_photos(self.stamps_root,
+                                      tuple(self.categories.items()),
+                                      self.img_size)
+        backgrounds = load_backgrounds()
+        stream = _SPLIT_STREAMS[self.split]
+        if self.disjoint_photos:
+            split_pools = photo_pools([len(p) for p in photos])
+        every = [np.arange(len(p)) for p in photos]
+        infos = []
+        for idx, pool in enumerate(self.canvas_pools()):
+            pools = ([p[pool]
+                      for p in split_pools] if self.disjoint_photos else every)
+            infos.append(
+                self._canvas(
+                    np.random.default_rng([self.seed, stream, idx]), photos,
+                    pools, backgrounds, render))
+        return infos
+
+    def description(self) -> dict:
+        """What determines the canvases (the key of the feature cache):
+        the generator's arguments and version, and the photographs'
+        file names and sizes."""
+        files = sorted(
+            (osp.relpath(path, self.stamps_root), osp.getsize(path))
+            for folders in self.categories.values() for folder in folders
+            for path in glob.glob(osp.join(self.stamps_root, folder, '*.png')))
+        return dict(
+            generator=f'{type(self).__name__}/{GENERATOR_VERSION}',
+            split=self.split,
+            num_samples=self.num_samples,
+            img_size=self.img_size,
+            seed=self.seed,
+            object_counts=self.object_counts,
+            object_size=self.object_size,
+            max_overlap=self.max_overlap,
+            disjoint_photos=self.disjoint_photos,
+            categories=self.categories,
+            val_frac=self.val_frac,
+            split_seed=self.split_seed,
+            photographs=hashlib.sha256(repr(files).encode()).hexdigest(),
+            backgrounds=SKIMAGE_BACKGROUNDS + SKLEARN_BACKGROUNDS)
+
+    def load_data_list(self) -> List[dict]:
+        """Generate the canvases and their labels (one data info each, see
+        the class docstring); with ``features``, the cached feature map of
+        each canvas replaces its image."""
+        if self.features is None:
+            return self._draw(render=True)
+        infos = self._draw(render=False)
+        maps = cached_feature_maps(
+            self.description(),
+            lambda: np.stack([info['img'] for info in self._draw(True)]),
+            self.features)
+        for info, feature_map in zip(infos, maps):
+            info['img'] = feature_map
+            info['img_shape'] = feature_map.shape[:2]
+        return infos
+
+    def extra_repr(self) -> List[str]:
+        """Describe the generator in ``repr``."""
+        return super().extra_repr() + [
+            f'Photographs: \t{self.stamps_root}',
+            f'Disjoint photographs: \t{self.disjoint_photos}'
+        ]

@@ -1,0 +1,190 @@
+"""PhotoCanvases on a generated stand-in of the tuxpaint-stamps-default
+tree (the package itself is not needed), its feature-map cache, and the
+backbones of its two protocols."""
+import os.path as osp
+
+import numpy as np
+import pytest
+import torch
+
+from mmlml.datasets import PartialLabelDataset, PhotoCanvases
+from mmlml.datasets import feature_maps as feature_maps_module
+from mmlml.datasets.photo_canvases import (PHOTO_CATEGORIES, find_stamps_root,
+                                           photo_pools, write_stand_in_stamps)
+from mmlml.models.backbones import EfficientNetLite, PrecomputedFeatures
+
+
+@pytest.fixture(scope='module')
+def stamps(tmp_path_factory):
+    return write_stand_in_stamps(
+        str(tmp_path_factory.mktemp('stamps')), photos_per_category=4)
+
+
+def _canvases(stamps, **kwargs):
+    kwargs.setdefault('num_samples', 30)
+    kwargs.setdefault('img_size', 48)
+    dataset = PhotoCanvases(stamps_root=stamps, **kwargs)
+    dataset.full_init()
+    return dataset
+
+
+def test_canvases_have_their_labels_and_are_reproducible(stamps):
+    dataset = _canvases(stamps, num_samples=200)
+    assert dataset.metainfo['classes'] == tuple(PHOTO_CATEGORIES)
+    info = dataset.get_data_info(0)
+    assert info['img'].shape == (48, 48, 3) and info['img'].dtype == np.uint8
+    labels = dataset.get_label_matrix()
+    assert labels.shape == (200, len(PHOTO_CATEGORIES))
+    counts = labels.sum(1)
+    assert counts.min() >= 1 and counts.max() <= 3
+    # (0.6, 0.3, 0.1): 1.5 objects drawn, a few left out for want of room.
+    assert 1.2 < counts.mean() < 1.6
+    for i in range(200):
+        info = dataset.get_data_info(i)
+        assert info['gt_label'] == sorted(c for c, _ in info['photo_ids'])
+        assert len(info['object_boxes']) == len(info['photo_ids'])
+    again = _canvases(stamps, num_samples=200)
+    assert all(
+        np.array_equal(
+            dataset.get_data_info(i)['img'],
+            again.get_data_info(i)['img']) for i in range(0, 200, 37))
+    test = _canvases(stamps, num_samples=200, split='test')
+    assert not np.array_equal(test.get_data_info(0)['img'], info['img'])
+
+
+def test_object_counts_set_the_density(stamps):
+    single = _canvases(stamps, object_counts=(1, ))
+    assert (single.get_label_matrix().sum(1) == 1).all()
+    pairs = _canvases(stamps, object_counts=(0, 1), max_overlap=1)
+    assert (pairs.get_label_matrix().sum(1) == 2).all()
+
+
+def test_disjoint_photos_split_each_class(stamps):
+    pools = photo_pools([4, 20])
+    for pool in pools:
+        parts = [set(p.tolist()) for p in pool.values()]
+        assert all(parts) and sum(map(len, parts)) == len(set().union(*parts))
+    kwargs = dict(disjoint_photos=True, num_samples=100)
+    train = _canvases(stamps, **kwargs)
+    test = _canvases(stamps, split='test', **kwargs)
+    used = {
+        name: {
+            tuple(p)
+            for i in range(100)
+            for p in d.get_data_info(i)['photo_ids']
+        }
+        for name, d in (('train', train), ('test', test))
+    }
+    assert used['train'] and not used['train'] & used['test']
+    # The wrapper's split must be the one the canvases were drawn for.
+    wrapped = PartialLabelDataset(
+        dataset=dict(
+            type='PhotoCanvases',
+            stamps_root=stamps,
+            img_size=48,
+            num_samples=100,
+            disjoint_photos=True),
+        mode='single_positive',
+        split='val')
+    assert len(wrapped) == 20
+    with pytest.raises(ValueError, match='val_frac'):
+        PartialLabelDataset(
+            dataset=dict(
+                type='PhotoCanvases',
+                stamps_root=stamps,
+                img_size=48,
+                num_samples=100,
+                disjoint_photos=True),
+            mode='single_positive',
+            split='val',
+            val_frac=0.3)
+
+
+@pytest.mark.parametrize('kwargs, match', [
+    (dict(split='val'), 'split'),
+    (dict(object_counts=()), 'object_counts'),
+    (dict(object_counts=(0, 0)), 'all zero'),
+    (dict(object_counts=(-1, 1)), r'object_counts\[0\]'),
+    (dict(object_size=(0.8, 0.4)), 'object_size'),
+    (dict(object_size=0.5), 'object_size'),
+    (dict(max_overlap=2), 'max_overlap'),
+    (dict(img_size=16), 'img_size'),
+    (dict(object_counts=(1, ) * 19), 'distinct classes'),
+])
+def test_bad_arguments_are_refused(stamps, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        PhotoCanvases(stamps_root=stamps, **kwargs)
+
+
+def test_missing_stamps_say_how_to_install(tmp_path, monkeypatch):
+    monkeypatch.setenv('MMLML_TUXPAINT_STAMPS', str(tmp_path / 'none'))
+    monkeypatch.setattr('mmlml.datasets.photo_canvases.STAMP_FOLDERS', ())
+    with pytest.raises(FileNotFoundError, match='tuxpaint_stamps.py'):
+        find_stamps_root()
+    empty = tmp_path / 'empty'
+    empty.mkdir()
+    with pytest.raises(ValueError, match="'bird' has 0 photographs"):
+        PhotoCanvases(stamps_root=str(empty), num_samples=2)
+
+
+def test_feature_maps_are_cached_once(stamps, tmp_path, monkeypatch):
+    features = dict(
+        backbone=dict(type='EfficientNetLite', out_indices=(5, )),
+        checkpoint=None,
+        cache_dir=str(tmp_path))
+    calls = []
+    compute = feature_maps_module.feature_maps
+
+    def counting(images, features):
+        calls.append(len(images))
+        return compute(images, features)
+
+    monkeypatch.setattr(feature_maps_module, 'feature_maps', counting)
+    kwargs = dict(num_samples=6, img_size=64, features=features)
+    torch.manual_seed(0)
+    first = _canvases(stamps, **kwargs)
+    info = first.get_data_info(0)
+    assert info['img'].shape == (2, 2, 320)
+    assert info['img'].dtype == np.float16
+    assert info['gt_label'] == _canvases(
+        stamps, num_samples=6, img_size=64).get_data_info(0)['gt_label']
+    second = _canvases(stamps, **kwargs)
+    assert calls == [6]  # the second read the cache
+    assert np.array_equal(
+        second.get_data_info(5)['img'],
+        first.get_data_info(5)['img'])
+    assert len(list(tmp_path.glob('*.npy'))) == 1
+    # Another split, another file.
+    _canvases(stamps, split='test', **kwargs)
+    assert calls == [6, 6]
+    with pytest.raises(TypeError, match='unknown keys'):
+        PhotoCanvases(stamps_root=stamps, features=dict(cache=None))
+    with pytest.raises(FileNotFoundError, match='efficientnet_lite0.py'):
+        PhotoCanvases(
+            stamps_root=stamps,
+            features=dict(checkpoint=osp.join(str(tmp_path), 'no.pth')))
+
+
+def test_efficientnet_lite_from_an_input_layer_continues_the_whole():
+    torch.manual_seed(0)
+    whole = EfficientNetLite(out_indices=(4, 6))
+    tail = EfficientNetLite(input_layer=5, out_indices=(6, ))
+    tail.load_state_dict(whole.state_dict())
+    whole.eval()
+    tail.eval()
+    x = torch.randn(2, 3, 64, 64)
+    with torch.no_grad():
+        middle, out = whole(x)
+        assert torch.allclose(tail(middle)[0], out, atol=1e-5)
+    assert not any(p.requires_grad for p in tail.layers[:5].parameters())
+    assert all(p.requires_grad for p in tail.layers[5:].parameters())
+    with pytest.raises(ValueError, match='input_layer'):
+        EfficientNetLite(input_layer=6, out_indices=(5, ))
+
+
+def test_precomputed_features_is_the_identity_on_maps():
+    backbone = PrecomputedFeatures(in_channels=8)
+    x = torch.randn(2, 8, 3, 3)
+    assert backbone(x)[0] is x
+    with pytest.raises(ValueError, match='cached features'):
+        backbone(torch.randn(2, 3, 32, 32))

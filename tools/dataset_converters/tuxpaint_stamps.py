@@ -1,0 +1,81 @@
+"""Install the photographs of the real-photo benchmark domain (PhotoCanvases)
+without root: Debian's ``tuxpaint-stamps-default`` package (GPL-2), fetched
+with ``apt-get download`` and unpacked with ``dpkg-deb -x`` into ``--out``
+(default ``data/tuxpaint-stamps``, where PhotoCanvases looks after
+``/usr/share/tuxpaint/stamps``). Nothing is copied into the repository.
+
+    python tools/dataset_converters/tuxpaint_stamps.py
+
+If the stamps are already where PhotoCanvases looks (``apt-get install
+tuxpaint-stamps-default``, ``$MMLML_TUXPAINT_STAMPS`` or an earlier run),
+it only checks them. It prints the number of photographs of every class.
+"""
+import argparse
+import glob
+import os
+import os.path as osp
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from mmlml.datasets.photo_canvases import (DRAWN_CATEGORIES, PHOTO_CATEGORIES,
+                                           UNPACKED_PACKAGE, find_stamps_root,
+                                           load_category_photos)
+
+PACKAGE = 'tuxpaint-stamps-default'
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(
+        description='Install the tuxpaint-stamps-default photographs of '
+        'the PhotoCanvases domain without root.')
+    parser.add_argument(
+        '--out',
+        default=osp.relpath(UNPACKED_PACKAGE),
+        help='folder to unpack the package into (default: %(default)s)')
+    parser.add_argument(
+        '--force',
+        action='store_true',
+        help='unpack again even if the stamps are found')
+    return parser.parse_args(argv)
+
+
+def unpack(out: str) -> str:
+    """Download the package with apt-get and unpack it into ``out``;
+    returns the stamp tree."""
+    for tool in ('apt-get', 'dpkg-deb'):
+        if shutil.which(tool) is None:
+            raise SystemExit(
+                f'[tuxpaint_stamps] {tool} not found: on a system without '
+                f"Debian's tools, unpack the package {PACKAGE} by hand and "
+                'set MMLML_TUXPAINT_STAMPS to its usr/share/tuxpaint/stamps')
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(['apt-get', 'download', PACKAGE], cwd=tmp, check=True)
+        debs = glob.glob(osp.join(tmp, f'{PACKAGE}_*.deb'))
+        if len(debs) != 1:
+            raise SystemExit(f'[tuxpaint_stamps] apt-get download gave '
+                             f'{len(debs)} packages in {tmp}')
+        os.makedirs(out, exist_ok=True)
+        subprocess.run(['dpkg-deb', '-x', debs[0], out], check=True)
+    return osp.join(out, 'usr', 'share', 'tuxpaint', 'stamps')
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    try:
+        root = None if args.force else find_stamps_root()
+    except FileNotFoundError:
+        root = None
+    if root is None:
+        root = unpack(args.out)
+    categories = {**PHOTO_CATEGORIES, **DRAWN_CATEGORIES}
+    photos = load_category_photos(root, tuple(categories.items()), 64)
+    print(f'[tuxpaint_stamps] {root}')
+    for name, images in zip(categories, photos):
+        kind = 'drawings' if name in DRAWN_CATEGORIES else 'photographs'
+        print(f'  {name:18s} {len(images):3d} {kind}')
+
+
+if __name__ == '__main__':
+    sys.exit(main())
