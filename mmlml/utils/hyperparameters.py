@@ -3,13 +3,16 @@ default and its validation, for a loss's functional form and its module,
 and for the settings of datasets, hooks and metrics.
 
 A functional loss declares its hyperparameters in
-:func:`~mmlml.models.losses.base.partial_label_loss`; a registered loss
-module declares the ones it takes in its ``hyperparameters`` class
-attribute (usually the functional form's, through
-:func:`hyperparameters_of`). :class:`~mmlml.models.losses.base.
-PartialLabelLoss` validates them when the module is built, stores them as
-attributes, passes them to the functional form and prints them, so no loss
-writes a constructor, a check or a ``repr`` of its own.
+:func:`~mmlml.models.losses.base.partial_label_loss`. A registered class
+(loss, hook, metric, head...) declares the settings its constructor takes
+in its ``hyperparameters`` class attribute (a loss usually takes its
+functional form's, through :func:`hyperparameters_of`) and the checks that
+span several of them in its ``rules`` class attribute (:class:`Rule`). Its
+constructor has an explicit keyword signature with the declared defaults,
+validates its arguments with one call to :func:`check_settings` and stores
+each checked value as an attribute of the same name. A test checks every
+registered class's signature against its declaration, so a default cannot
+change in one place only.
 
 Example:
     >>> from mmlml.utils.hyperparameters import Real
@@ -20,17 +23,34 @@ Example:
     ...
     ValueError: lamb must lie in [1, inf], got 0.5
 """
+import inspect
 import math
 import numbers
-from typing import Any, Dict, Iterable, Mapping, Sequence, Tuple
+from types import SimpleNamespace
+from typing import Any, Callable, Dict, Iterable, Mapping, Sequence, Tuple
 
 __all__ = [
     'REQUIRED', 'Hyperparameter', 'Real', 'Integer', 'Flag', 'Choice',
-    'RealTuple', 'check_hparam', 'check_hyperparameters', 'hyperparameters_of'
+    'RealTuple', 'Setting', 'Rule', 'check_hparam', 'check_hyperparameters',
+    'hyperparameters_of', 'check_settings', 'check_run_rules'
 ]
 
-#: Default of a hyperparameter without default: the caller must give it.
-REQUIRED = object()
+
+class _Required:
+    """The type of :data:`REQUIRED`: one object, kept by copies and pickles,
+    that a signature prints by its name."""
+
+    def __repr__(self) -> str:
+        return 'REQUIRED'
+
+    def __reduce__(self) -> str:
+        return 'REQUIRED'
+
+
+#: Default of a hyperparameter without default: the caller must give it
+#: (a constructor's signature shows ``name=REQUIRED``; leaving it out
+#: raises the declaration's "is required" error).
+REQUIRED = _Required()
 
 
 def check_hparam(name: str,
@@ -109,6 +129,11 @@ class Hyperparameter:
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__, default=default)
         return copy
+
+
+class Setting(Hyperparameter):
+    """A setting whose value another part checks or builds (a config dict,
+    a path, a module): declared for its default only."""
 
 
 class Real(Hyperparameter):
@@ -261,3 +286,100 @@ def hyperparameters_of(loss_fn: Any, *names: str,
         elif name in names:
             taken[name] = spec
     return taken
+
+
+class Rule:
+    """A check that spans several settings of a class, declared once in
+    its ``rules`` (and shared by the classes that take the same settings).
+
+    ``holds`` names what it reads by its parameter names: declared
+    settings, and possibly values of the run such as ``max_epochs``. A
+    rule that reads only settings is checked by :func:`check_settings`
+    when the object is built; one that also reads the run is checked by
+    :func:`check_run_rules` once the run is known.
+
+    Args:
+        holds (Callable[..., bool]): True when the values are consistent.
+        message (str): The error, a ``str.format`` template of the values
+            read and ``owner`` (the class name): it says what to change.
+
+    Example:
+        >>> rule = Rule(lambda low, high: low <= high,
+        ...             '{owner}: low={low} exceeds high={high}')
+        >>> rule.check('Band', dict(low=2, high=1))
+        Traceback (most recent call last):
+        ...
+        ValueError: Band: low=2 exceeds high=1
+    """
+
+    def __init__(self, holds: Callable[..., bool], message: str):
+        self.holds = holds
+        self.message = message
+        self.names = tuple(inspect.signature(holds).parameters)
+
+    def check(self, owner: str, values: Mapping[str, Any]) -> None:
+        """Raise a ``ValueError`` with the message if the rule fails."""
+        read = {name: values[name] for name in self.names}
+        if not self.holds(**read):
+            raise ValueError(self.message.format(owner=owner, **read))
+
+
+def _declaration(instance: Any) -> Tuple[str, Mapping[str, Hyperparameter],
+                                         Sequence[Rule]]:
+    cls = type(instance)
+    return (cls.__name__, getattr(cls, 'hyperparameters', {}),
+            getattr(cls, 'rules', ()))
+
+
+def check_settings(instance: Any, **values: Any) -> SimpleNamespace:
+    """Validate a constructor's arguments against its class's declaration.
+
+    The one call an explicit constructor makes: every value is checked by
+    the declaration of the same name in ``type(instance).hyperparameters``
+    (a name not declared there is refused: declare it), then every rule of
+    ``type(instance).rules`` that reads only the given names. A subclass
+    extends its parent's declaration and rules, so a parent's constructor
+    checks its own arguments with the same call.
+
+    Args:
+        instance: The object being built.
+        **values: The constructor's arguments, by name.
+
+    Returns:
+        SimpleNamespace: The checked values (``float`` for a
+        :class:`Real`, ``int`` for an :class:`Integer`...), to store as
+        attributes.
+
+    Raises:
+        TypeError: A name is not declared.
+        ValueError: A value or a rule fails its check.
+    """
+    owner, declared, rules = _declaration(instance)
+    unknown = [name for name in values if name not in declared]
+    if unknown:
+        raise TypeError(f'{owner} declares no setting {", ".join(unknown)}: '
+                        f'add it to {owner}.hyperparameters')
+    checked = {
+        name: declared[name].validate(name, value)
+        for name, value in values.items()
+    }
+    for rule in rules:
+        if set(rule.names) <= set(checked):
+            rule.check(owner, checked)
+    return SimpleNamespace(**checked)
+
+
+def check_run_rules(instance: Any, **run: Any) -> None:
+    """Check the rules of ``type(instance).rules`` that read a value of the
+    run (e.g. ``max_epochs``), with the instance's settings (its
+    attributes of the declared names) and ``run``.
+
+    Raises:
+        ValueError: A rule fails.
+    """
+    owner, declared, rules = _declaration(instance)
+    values = {name: getattr(instance, name) for name in declared}
+    values.update(run)
+    for rule in rules:
+        if set(rule.names) & set(run) and set(rule.names) <= set(values):
+            rule.check(owner, values)

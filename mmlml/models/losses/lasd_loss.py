@@ -10,7 +10,8 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import Real, check_hparam, hyperparameters_of
+from mmlml.utils.hyperparameters import (Real, Rule, check_hparam,
+                                         check_settings, hyperparameters_of)
 from .base import PartialLabelLoss, partial_label_loss
 from .utils import POSITIVE, UNKNOWN, by_state, focal_negative, focal_positive
 
@@ -47,14 +48,13 @@ def lasd_lambda_neg(lambda_pos: float, num_positives: Union[float, Tensor],
         num_classes - num_positives)
 
 
-def _check_leverage(lambda_neg: Optional[float],
-                    expected_positives: Optional[float]) -> None:
-    """``lambda_neg`` is given or computed from ``expected_positives``."""
-    if lambda_neg is not None and expected_positives is not None:
-        raise ValueError(
-            'give lambda_neg or expected_positives (from which lambda_neg '
-            f'is computed), not both; got lambda_neg={lambda_neg!r}, '
-            f'expected_positives={expected_positives!r}')
+#: ``lambda_neg`` is given or computed from ``expected_positives``.
+LEVERAGE = Rule(
+    lambda lambda_neg, expected_positives: lambda_neg is None or
+    expected_positives is None,
+    'give lambda_neg or expected_positives (from which lambda_neg is '
+    'computed), not both; got lambda_neg={lambda_neg!r}, '
+    'expected_positives={expected_positives!r}')
 
 
 @partial_label_loss(
@@ -72,7 +72,9 @@ def lasd_loss(cls_score: Tensor, target: Tensor, lambda_pos: float,
     """LASD, functional form: the formula, the arguments and their defaults
     are :class:`LASDLoss`'s, plus ``weight``, ``reduction`` and
     ``avg_factor`` as in MMPretrain's losses."""
-    _check_leverage(lambda_neg, expected_positives)
+    LEVERAGE.check(
+        'lasd_loss',
+        dict(lambda_neg=lambda_neg, expected_positives=expected_positives))
     if lambda_neg is None:
         num_positives = expected_positives
         if num_positives is None:
@@ -198,7 +200,37 @@ class LASDLoss(PartialLabelLoss):
 
     loss_fn = lasd_loss
     hyperparameters = hyperparameters_of(lasd_loss)
+    rules = (LEVERAGE, )
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        _check_leverage(self.lambda_neg, self.expected_positives)
+    def __init__(self,
+                 *,
+                 lambda_pos: float = 0.1,
+                 lambda_neg: Optional[float] = None,
+                 expected_positives: Optional[float] = None,
+                 tau: float = 0.9,
+                 gamma_pos: float = 0.0,
+                 gamma_neg: float = 4.0,
+                 observed_negative_weight: Optional[float] = None,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(
+            self,
+            lambda_pos=lambda_pos,
+            lambda_neg=lambda_neg,
+            expected_positives=expected_positives,
+            tau=tau,
+            gamma_pos=gamma_pos,
+            gamma_neg=gamma_neg,
+            observed_negative_weight=observed_negative_weight)
+        self.lambda_pos = checked.lambda_pos
+        self.lambda_neg = checked.lambda_neg
+        self.expected_positives = checked.expected_positives
+        self.tau = checked.tau
+        self.gamma_pos = checked.gamma_pos
+        self.gamma_neg = checked.gamma_neg
+        self.observed_negative_weight = checked.observed_negative_weight
