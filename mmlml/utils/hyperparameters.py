@@ -31,8 +31,9 @@ from typing import Any, Callable, Dict, Iterable, Mapping, Sequence, Tuple
 
 __all__ = [
     'REQUIRED', 'Hyperparameter', 'Real', 'Integer', 'Flag', 'Choice',
-    'RealTuple', 'Setting', 'Rule', 'check_hparam', 'check_hyperparameters',
-    'hyperparameters_of', 'check_settings', 'check_run_rules'
+    'RealTuple', 'Setting', 'Text', 'Typed', 'Rule', 'check_hparam',
+    'check_hyperparameters', 'hyperparameters_of', 'check_settings',
+    'check_run_rules'
 ]
 
 
@@ -94,16 +95,26 @@ class Hyperparameter:
             loss's docstring says). Defaults to False.
         hint (str): Appended to the errors (e.g. the values the papers
             use). Defaults to ''.
+        message (str): The error for an invalid value instead of the
+            check's own, a ``str.format`` template of ``name`` and
+            ``value`` (a setting whose error text users and tests already
+            know keeps it). Defaults to ''.
+        error (type): The exception raised with ``message``. Defaults to
+            ``ValueError``.
     """
 
     def __init__(self,
                  default: Any = REQUIRED,
                  *,
                  optional: bool = False,
-                 hint: str = ''):
+                 hint: str = '',
+                 message: str = '',
+                 error: type = ValueError):
         self.default = default
         self.optional = optional
         self.hint = hint
+        self.message = message
+        self.error = error
 
     def validate(self, name: str, value: Any) -> Any:
         """Return the value to store, or raise a ``ValueError`` naming
@@ -116,6 +127,9 @@ class Hyperparameter:
         try:
             return self.check(name, value)
         except ValueError as error:
+            if self.message:
+                raise self.error(self.message.format(name=name,
+                                                     value=value)) from None
             if not self.hint:
                 raise
             raise ValueError(f'{error} ({self.hint})') from None
@@ -134,6 +148,42 @@ class Hyperparameter:
 class Setting(Hyperparameter):
     """A setting whose value another part checks or builds (a config dict,
     a path, a module): declared for its default only."""
+
+
+class Typed(Hyperparameter):
+    """An instance of one of ``types`` (e.g. a config dict or the object
+    it builds); anything else raises a ``TypeError``.
+
+    Args:
+        types (tuple): The accepted types.
+        spelled (str): What the error says is expected, e.g. ``'a config
+            dict or a BasePseudoLabeller'``.
+    """
+
+    def __init__(self,
+                 default: Any = REQUIRED,
+                 *,
+                 types: Tuple[type, ...] = (),
+                 spelled: str = '',
+                 **kwargs):
+        super().__init__(default, **kwargs)
+        self.types = tuple(types)
+        self.spelled = spelled
+
+    def check(self, name: str, value: Any) -> Any:
+        if not isinstance(value, self.types):
+            raise TypeError(f'{name} must be {self.spelled}, got '
+                            f'{type(value).__name__}')
+        return value
+
+
+class Text(Hyperparameter):
+    """A non-empty string."""
+
+    def check(self, name: str, value: Any) -> str:
+        if not isinstance(value, str) or not value:
+            raise ValueError(f'{name} must be a non-empty str, got {value!r}')
+        return value
 
 
 class Real(Hyperparameter):
@@ -221,10 +271,48 @@ class RealTuple(Hyperparameter):
             for i, (entry, item) in enumerate(zip(self.names, value)))
 
 
+class Rule:
+    """A check that spans several settings of a class, declared once in
+    its ``rules`` (and shared by the classes that take the same settings).
+
+    ``holds`` names what it reads by its parameter names: declared
+    settings, and possibly values of the run such as ``max_epochs``. A
+    rule that reads only settings is checked by :func:`check_settings`
+    when the object is built; one that also reads the run is checked by
+    :func:`check_run_rules` once the run is known.
+
+    Args:
+        holds (Callable[..., bool]): True when the values are consistent.
+        message (str): The error, a ``str.format`` template of ``owner``
+            (the class name) and the values checked (the settings, and the
+            run's values): it says what to change.
+
+    Example:
+        >>> rule = Rule(lambda low, high: low <= high,
+        ...             '{owner}: low={low} exceeds high={high}')
+        >>> rule.check('Band', dict(low=2, high=1))
+        Traceback (most recent call last):
+        ...
+        ValueError: Band: low=2 exceeds high=1
+    """
+
+    def __init__(self, holds: Callable[..., bool], message: str):
+        self.holds = holds
+        self.message = message
+        self.names = tuple(inspect.signature(holds).parameters)
+
+    def check(self, owner: str, values: Mapping[str, Any]) -> None:
+        """Raise a ``ValueError`` with the message if the rule fails."""
+        if not self.holds(**{name: values[name] for name in self.names}):
+            raise ValueError(self.message.format(owner=owner, **values))
+
+
 def check_hyperparameters(declared: Mapping[str, Hyperparameter],
                           values: Mapping[str, Any],
                           owner: str,
-                          strict: bool = True) -> Dict[str, Any]:
+                          strict: bool = True,
+                          *,
+                          rules: Sequence[Rule] = ()) -> Dict[str, Any]:
     """Validate ``values`` against ``declared`` and fill in the defaults.
 
     Args:
@@ -234,6 +322,8 @@ def check_hyperparameters(declared: Mapping[str, Hyperparameter],
         strict (bool): Refuse names that are not declared. Otherwise they
             are returned unchecked (a functional form passes them on to
             its element-wise function, which takes or refuses them).
+        rules (Sequence[Rule]): Checked on the checked values (a function
+            that takes declared settings, as a class's ``rules``).
 
     Returns:
         dict: Every declared hyperparameter's checked value, then the
@@ -254,6 +344,8 @@ def check_hyperparameters(declared: Mapping[str, Hyperparameter],
         name: spec.validate(name, values.get(name, spec.default))
         for name, spec in declared.items()
     }
+    for rule in rules:
+        rule.check(owner, checked)
     checked.update((name, values[name]) for name in unknown)
     return checked
 
@@ -288,47 +380,12 @@ def hyperparameters_of(loss_fn: Any, *names: str,
     return taken
 
 
-class Rule:
-    """A check that spans several settings of a class, declared once in
-    its ``rules`` (and shared by the classes that take the same settings).
-
-    ``holds`` names what it reads by its parameter names: declared
-    settings, and possibly values of the run such as ``max_epochs``. A
-    rule that reads only settings is checked by :func:`check_settings`
-    when the object is built; one that also reads the run is checked by
-    :func:`check_run_rules` once the run is known.
-
-    Args:
-        holds (Callable[..., bool]): True when the values are consistent.
-        message (str): The error, a ``str.format`` template of the values
-            read and ``owner`` (the class name): it says what to change.
-
-    Example:
-        >>> rule = Rule(lambda low, high: low <= high,
-        ...             '{owner}: low={low} exceeds high={high}')
-        >>> rule.check('Band', dict(low=2, high=1))
-        Traceback (most recent call last):
-        ...
-        ValueError: Band: low=2 exceeds high=1
-    """
-
-    def __init__(self, holds: Callable[..., bool], message: str):
-        self.holds = holds
-        self.message = message
-        self.names = tuple(inspect.signature(holds).parameters)
-
-    def check(self, owner: str, values: Mapping[str, Any]) -> None:
-        """Raise a ``ValueError`` with the message if the rule fails."""
-        read = {name: values[name] for name in self.names}
-        if not self.holds(**read):
-            raise ValueError(self.message.format(owner=owner, **read))
-
-
-def _declaration(instance: Any) -> Tuple[str, Mapping[str, Hyperparameter],
-                                         Sequence[Rule]]:
+def _declaration(
+        instance: Any
+) -> Tuple[str, Mapping[str, Hyperparameter], Sequence[Rule]]:
     cls = type(instance)
-    return (cls.__name__, getattr(cls, 'hyperparameters', {}),
-            getattr(cls, 'rules', ()))
+    return (cls.__name__, getattr(cls, 'hyperparameters',
+                                  {}), getattr(cls, 'rules', ()))
 
 
 def check_settings(instance: Any, **values: Any) -> SimpleNamespace:
