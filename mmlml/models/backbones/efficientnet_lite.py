@@ -4,6 +4,7 @@ import torch
 from mmpretrain.models.backbones import EfficientNet
 
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import Flag, Setting, check_settings
 
 __all__ = ['EfficientNetLite']
 
@@ -67,13 +68,19 @@ class EfficientNetLite(EfficientNet):
     layer_settings = dict(l=_without_se(EfficientNet.layer_settings['b']))
     arch_settings = {'lite0': (1.0, 1.0, 224)}
 
+    hyperparameters = dict(
+        arch=Setting('lite0'),
+        act_cfg=Setting(dict(type='ReLU6')),
+        channels_last=Flag(False))
+
     def __init__(self,
                  arch='lite0',
                  act_cfg=dict(type='ReLU6'),
                  channels_last=False,
                  **kwargs):
         super().__init__(arch=arch, act_cfg=act_cfg, **kwargs)
-        self.channels_last = bool(channels_last)
+        self.channels_last = check_settings(
+            self, channels_last=channels_last).channels_last
 
     def forward(self, x):
         """The features of :attr:`out_indices`, as MMPretrain's
