@@ -1,8 +1,7 @@
 """A frozen CLIP image encoder against class text embeddings (VLPL,
 AEVLP)."""
-import numbers
 import os
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -13,9 +12,9 @@ from mmengine.runner import CheckpointLoader
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import (REQUIRED, Choice, Flag, Integer, Real,
-                                         RealTuple, Rule, Setting, Typed,
-                                         check_settings)
+from mmlml.utils.hyperparameters import (REQUIRED, Choice, Flag, Integer,
+                                         IntegerPair, Real, RealTuple, Rule,
+                                         Setting, Typed, check_settings)
 from .base_pseudo_labeller import BasePseudoLabeller
 
 __all__ = [
@@ -176,20 +175,6 @@ def combine_tiles(whole: Tensor,
     return 0.5 * (whole + torch.where(largest > cap, largest, smallest))
 
 
-def _pair(value, name: str) -> Optional[Tuple[int, int]]:
-    if value is None:
-        return None
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        value = (value, value)
-    value = tuple(value)
-    if len(value) != 2 or any(
-            isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1
-            for v in value):
-        raise ValueError(f'{name} must be a positive integer or a pair of '
-                         f'them, got {value!r}')
-    return int(value[0]), int(value[1])
-
-
 @MODELS.register_module()
 class CLIPPseudoLabeller(BasePseudoLabeller):
     r"""A frozen CLIP image encoder scoring images against fixed class text
@@ -285,14 +270,14 @@ class CLIPPseudoLabeller(BasePseudoLabeller):
             low=0,
             low_open=True,
             message='{name} must be a positive number, got {value!r}'),
-        tiles=Setting(None, optional=True),
+        tiles=IntegerPair(None, optional=True),
         tile_combine=Choice('aevlp', options=TILE_COMBINES),
         eta=Real(
             0.1,
             low=0,
             high=1,
             message='{name} must lie in [0, 1], got {value!r}'),
-        input_size=Setting(224),
+        input_size=IntegerPair(224),
         interpolation=Choice(
             'bilinear',
             options=('bilinear', 'bicubic'),
@@ -342,10 +327,10 @@ class CLIPPseudoLabeller(BasePseudoLabeller):
             init_cfg=init_cfg)
         super().__init__(pipeline=pipeline, init_cfg=init_cfg)
         self.logit_scale = checked.logit_scale
-        self.tiles = _pair(tiles, 'tiles')
+        self.tiles = checked.tiles
         self.tile_combine = checked.tile_combine
         self.eta = checked.eta
-        self.input_size = _pair(input_size, 'input_size')
+        self.input_size = checked.input_size
         self.interpolation = checked.interpolation
         self.to_rgb = checked.to_rgb
         self.register_buffer(

@@ -2,8 +2,8 @@
 hyperparameters and the training progress (the epoch) read during
 training."""
 from .hyperparameters import (REQUIRED, Choice, Flag, Hyperparameter, Integer,
-                              Real, RealTuple, Rule, Setting, Text, Typed,
-                              check_hparam, check_hyperparameters,
+                              IntegerPair, Real, RealTuple, Rule, Setting,
+                              Text, Typed, check_hparam, check_hyperparameters,
                               check_run_rules, check_settings,
                               hyperparameters_of)
 from .progress import (ITERS_PER_EPOCH, TrainingProgress, epoch_progress,
@@ -11,8 +11,8 @@ from .progress import (ITERS_PER_EPOCH, TrainingProgress, epoch_progress,
 
 __all__ = [
     'REQUIRED', 'Hyperparameter', 'Real', 'Integer', 'Flag', 'Choice',
-    'RealTuple', 'Setting', 'Text', 'Typed', 'Rule', 'check_hparam',
-    'check_hyperparameters', 'hyperparameters_of', 'check_settings',
-    'check_run_rules', 'ITERS_PER_EPOCH', 'TrainingProgress', 'epoch_progress',
-    'training_progress'
+    'RealTuple', 'IntegerPair', 'Setting', 'Text', 'Typed', 'Rule',
+    'check_hparam', 'check_hyperparameters', 'hyperparameters_of',
+    'check_settings', 'check_run_rules', 'ITERS_PER_EPOCH', 'TrainingProgress',
+    'epoch_progress', 'training_progress'
 ]

@@ -31,9 +31,9 @@ from typing import Any, Callable, Dict, Iterable, Mapping, Sequence, Tuple
 
 __all__ = [
     'REQUIRED', 'Hyperparameter', 'Real', 'Integer', 'Flag', 'Choice',
-    'RealTuple', 'Setting', 'Text', 'Typed', 'Rule', 'check_hparam',
-    'check_hyperparameters', 'hyperparameters_of', 'check_settings',
-    'check_run_rules'
+    'RealTuple', 'IntegerPair', 'Setting', 'Text', 'Typed', 'Rule',
+    'check_hparam', 'check_hyperparameters', 'hyperparameters_of',
+    'check_settings', 'check_run_rules'
 ]
 
 
@@ -247,6 +247,23 @@ class Choice(Hyperparameter):
             raise ValueError(f'{name} must be one of {self.options}, got '
                              f'{value!r}')
         return value
+
+
+class IntegerPair(Hyperparameter):
+    """A positive integer ``n`` (meaning ``(n, n)``) or a pair of them
+    (e.g. an image size), stored as a tuple of two ints."""
+
+    def check(self, name: str, value: Any) -> Tuple[int, int]:
+        pair = (value, value) if not isinstance(value, Iterable) else value
+        entry = Integer(low=1)
+        try:
+            pair = tuple(pair)
+            if len(pair) != 2:
+                raise ValueError
+            return tuple(entry.check(name, item) for item in pair)
+        except (ValueError, TypeError):
+            raise ValueError(f'{name} must be a positive integer or a pair '
+                             f'of them, got {value!r}') from None
 
 
 class RealTuple(Hyperparameter):

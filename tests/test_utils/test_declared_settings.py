@@ -21,6 +21,7 @@ import copy
 import inspect
 import pickle
 
+import numpy as np
 import pytest
 from mmengine.evaluator import BaseMetric
 
@@ -32,8 +33,9 @@ import mmlml.schedulers  # noqa: F401
 from mmlml.hooks.epoch_scores_hook import WARMUP_BEFORE_END
 from mmlml.models.losses.base import PartialLabelLoss
 from mmlml.registry import HOOKS, METRICS, MODELS, PARAM_SCHEDULERS
-from mmlml.utils.hyperparameters import (REQUIRED, Flag, Integer, Real, Rule,
-                                         Text, Typed, check_hyperparameters,
+from mmlml.utils.hyperparameters import (REQUIRED, Flag, Integer, IntegerPair,
+                                         Real, Rule, Text, Typed,
+                                         check_hyperparameters,
                                          check_run_rules, check_settings)
 
 #: Run values a rule may read besides the settings.
@@ -68,8 +70,9 @@ def passes_on_to_parent(cls) -> bool:
     plain = ('mmengine.hooks.hook', 'mmengine.evaluator.metric',
              'mmengine.model.base_module')
     return any(
-        base.__module__.split('.')[0] in ('mmpretrain', 'mmengine')
-        and base.__module__ not in plain for base in cls.__mro__[1:])
+        base.__module__.split('.')[0] in (
+            'mmpretrain', 'mmengine') and base.__module__ not in plain
+        for base in cls.__mro__[1:])
 
 
 def signature_mismatch(cls) -> str:
@@ -173,9 +176,10 @@ def test_check_settings_checks_values_and_refuses_undeclared():
     assert loss.gamma == 1.0 and isinstance(loss.gamma, float)
     with pytest.raises(ValueError, match=r'gamma must lie in \[0, inf\]'):
         _Kept(gamma=-1)
-    with pytest.raises(TypeError,
-                       match=r'_Kept declares no setting beta: add it to '
-                       r'_Kept\.hyperparameters'):
+    with pytest.raises(
+            TypeError,
+            match=r'_Kept declares no setting beta: add it to '
+            r'_Kept\.hyperparameters'):
         check_settings(loss, beta=1)
 
 
@@ -183,9 +187,10 @@ class _Band:
     hyperparameters = dict(low=Integer(0), high=Integer(1))
     rules = (Rule(lambda low, high: low <= high,
                   '{owner}: low={low} exceeds high={high}'),
-             Rule(lambda high, max_epochs: high < max_epochs,
-                  '{owner}: high={high} needs more than {max_epochs} '
-                  'epochs'))
+             Rule(
+                 lambda high, max_epochs: high < max_epochs,
+                 '{owner}: high={high} needs more than {max_epochs} '
+                 'epochs'))
 
     def __init__(self, *, low=0, high=1):
         checked = check_settings(self, low=low, high=high)
@@ -220,27 +225,38 @@ def test_warmup_rule_is_one_rule():
         cls for cls in HOOKS.module_dict.values()
         if WARMUP_BEFORE_END in getattr(cls, 'rules', ())
     ]
-    assert {cls.__name__ for cls in users} == {
-        'APLHook', 'ClassAPCorrectionHook', 'ClassPriorHook'
-    }
+    assert {cls.__name__
+            for cls in users
+            } == {'APLHook', 'ClassAPCorrectionHook', 'ClassPriorHook'}
     hook = HOOKS.build(dict(type='APLHook', warmup_epochs=3))
-    with pytest.raises(ValueError,
-                       match='APLHook: warmup_epochs=3 leaves no epoch to '
-                       'pseudo-label in 3 epochs: set warmup_epochs below'):
+    with pytest.raises(
+            ValueError,
+            match='APLHook: warmup_epochs=3 leaves no epoch to '
+            'pseudo-label in 3 epochs: set warmup_epochs below'):
         check_run_rules(hook, max_epochs=3, purpose=hook.warmup_purpose)
 
 
 def test_message_error_text_and_typed():
-    flag = Flag(False, message='{name} must be a bool, got {value!r}',
-                error=TypeError)
+    flag = Flag(
+        False, message='{name} must be a bool, got {value!r}', error=TypeError)
     with pytest.raises(TypeError, match="strict must be a bool, got 'yes'"):
         flag.validate('strict', 'yes')
     with pytest.raises(ValueError, match="prefix must be a non-empty str"):
         Text('x').validate('prefix', '')
     typed = Typed(types=(dict, ), spelled='a config dict')
-    with pytest.raises(TypeError, match='labeller must be a config dict, '
-                       'got str'):
+    with pytest.raises(
+            TypeError, match='labeller must be a config dict, '
+            'got str'):
         typed.validate('labeller', 'CLIP')
+    pair = IntegerPair(224)
+    assert pair.validate('input_size', 224) == (224, 224)
+    assert pair.validate('input_size', [3, np.int64(2)]) == (3, 2)
+    for bad in (0, (1, 2, 3), 'ab', 1.5, (True, 2)):
+        with pytest.raises(
+                ValueError,
+                match='input_size must be a positive integer or '
+                'a pair of them'):
+            pair.validate('input_size', bad)
 
 
 def test_required_is_one_object_with_a_name():

@@ -10,11 +10,17 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import torch.nn as nn
 from torch import Tensor
 
-from mmlml.utils.hyperparameters import (REQUIRED, Hyperparameter,
-                                         check_hparam, check_hyperparameters)
+from mmlml.utils.hyperparameters import (REQUIRED, Hyperparameter, Real,
+                                         check_hyperparameters)
 from .utils import check_reduction, prepare_inputs, reduce_loss
 
-__all__ = ['check_use_sigmoid', 'partial_label_loss', 'PartialLabelLoss']
+__all__ = [
+    'LOSS_WEIGHT', 'check_use_sigmoid', 'partial_label_loss',
+    'PartialLabelLoss'
+]
+
+#: The multiplier of a loss module.
+LOSS_WEIGHT = Real(1.0, low=0)
 
 
 def check_use_sigmoid(owner: str, use_sigmoid: Any) -> None:
@@ -186,7 +192,7 @@ class PartialLabelLoss(nn.Module):
         super().__init__()
         check_use_sigmoid(type(self).__name__, use_sigmoid)
         self.reduction = check_reduction(reduction)
-        self.loss_weight = check_hparam('loss_weight', loss_weight, low=0)
+        self.loss_weight = LOSS_WEIGHT.validate('loss_weight', loss_weight)
 
     def loss_kwargs(self, cls_score: Tensor) -> Dict[str, Any]:
         """Hyperparameters passed to ``loss_fn`` at this call (tensors of

@@ -9,7 +9,7 @@ from torch import Tensor
 
 from mmlml.registry import MODELS
 from mmlml.utils.hyperparameters import Real, check_settings
-from .base import check_use_sigmoid
+from .base import LOSS_WEIGHT, check_use_sigmoid
 from .utils import check_reduction, prepare_inputs
 
 __all__ = ['HighRankRegularizer', 'high_rank_loss']
@@ -110,7 +110,7 @@ class HighRankRegularizer(nn.Module):
             :class:`~.base.PartialLabelLoss`).
     """
 
-    hyperparameters = dict(loss_weight=Real(1e-3, low=0), eps=EPS)
+    hyperparameters = dict(loss_weight=LOSS_WEIGHT.with_default(1e-3), eps=EPS)
 
     def __init__(self,
                  *,

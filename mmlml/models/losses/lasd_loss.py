@@ -10,12 +10,17 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import (Real, Rule, check_hparam,
-                                         check_settings, hyperparameters_of)
+from mmlml.utils.hyperparameters import (Real, Rule, check_settings,
+                                         hyperparameters_of)
 from .base import PartialLabelLoss, partial_label_loss
 from .utils import POSITIVE, UNKNOWN, by_state, focal_negative, focal_positive
 
 __all__ = ['lasd_lambda_neg', 'lasd_loss', 'LASDLoss']
+
+LAMBDA_POS = Real(0.1, low=0)
+#: The mean number of positives of an image, from which ``lambda_neg`` is
+#: computed.
+EXPECTED_POSITIVES = Real(None, low=1, optional=True)
 
 
 def lasd_lambda_neg(lambda_pos: float, num_positives: Union[float, Tensor],
@@ -34,12 +39,12 @@ def lasd_lambda_neg(lambda_pos: float, num_positives: Union[float, Tensor],
     Returns:
         float | Tensor: :math:`\lambda_-`, of the type of ``num_positives``.
     """
-    check_hparam('lambda_pos', lambda_pos, low=0)
+    LAMBDA_POS.validate('lambda_pos', lambda_pos)
     if isinstance(num_positives, Tensor):
         count = num_positives.clamp(min=1, max=max(num_classes - 1, 1))
         return (1 + lambda_pos *
                 (count - 1)) / (num_classes - count).clamp(min=1)
-    check_hparam('expected_positives', num_positives, low=1)
+    EXPECTED_POSITIVES.validate('expected_positives', num_positives)
     if num_positives >= num_classes:
         raise ValueError('expected_positives must be smaller than the '
                          f'number of classes {num_classes}, got '
@@ -58,9 +63,9 @@ LEVERAGE = Rule(
 
 
 @partial_label_loss(
-    lambda_pos=Real(0.1, low=0),
+    lambda_pos=LAMBDA_POS,
     lambda_neg=Real(None, low=0, optional=True),
-    expected_positives=Real(None, low=1, optional=True),
+    expected_positives=EXPECTED_POSITIVES,
     tau=Real(0.9, low=0, high=1),
     gamma_pos=Real(0.0, low=0),
     gamma_neg=Real(4.0, low=0),
