@@ -266,3 +266,37 @@ def test_required_is_one_object_with_a_name():
     assert pickle.loads(pickle.dumps(REQUIRED)) is REQUIRED
     with pytest.raises(ValueError, match='alpha is required'):
         MODELS.build(dict(type='EntMinLoss'))
+
+
+@pytest.mark.parametrize(
+    'cfg', [
+        dict(type='APLHook', extra_pass='no'),
+        dict(type='ClassPriorHook', extra_pass='no'),
+        dict(type='ResumeCheckHook', allow_label_change='no'),
+        dict(type='MissingLabelDiagnosticsHook', save_histograms='no'),
+        dict(type='MissingLabelDiagnosticsHook', by_epoch='no'),
+    ],
+    ids=lambda cfg: f"{cfg['type']}-{list(cfg)[1]}")
+def test_flags_refuse_strings(cfg):
+    """A switch given as a string (``'no'`` is true in Python) is refused,
+    naming it; it used to be turned on by ``bool()``."""
+    with pytest.raises(
+            ValueError, match=f'{list(cfg)[1]} must be True or False'):
+        HOOKS.build(cfg)
+
+
+@pytest.mark.parametrize('kwargs, match', [
+    (dict(warmup=1.0), r'warmup must lie in \[0, 1\)'),
+    (dict(n_startup_trials=0), 'n_startup_trials must be an integer >= 1'),
+    (dict(trial_id=-1), 'trial_id must be a non-negative int'),
+])
+def test_pruning_hook_settings_refused_when_built(kwargs, match):
+    """The pruning hook's settings are refused when it is built, not when
+    the first epoch reports."""
+    cfg = dict(
+        type='OptunaPruningHook',
+        storage='sqlite:///unused.db',
+        study_name='study',
+        trial_id=0)
+    with pytest.raises((ValueError, TypeError), match=match):
+        HOOKS.build({**cfg, **kwargs})
