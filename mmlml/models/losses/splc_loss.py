@@ -229,15 +229,14 @@ class SPLCLoss(TrainingProgress, PartialLabelLoss):
         self.change_epoch = checked.change_epoch
         self.margin = checked.margin
         self.gamma = checked.gamma
-        self.gamma_pos = checked.gamma_pos
-        self.gamma_neg = checked.gamma_neg
+        # ``gamma`` is the default of both focusing parameters.
+        self.gamma_pos = (
+            checked.gamma if checked.gamma_pos is None else checked.gamma_pos)
+        self.gamma_neg = (
+            checked.gamma if checked.gamma_neg is None else checked.gamma_neg)
         self.clip = checked.clip
         self.pseudo_margin = checked.pseudo_margin
         self.detach_focal_weight = checked.detach_focal_weight
-        # ``gamma`` is the default of both focusing parameters.
-        for name in ('gamma_pos', 'gamma_neg'):
-            if getattr(self, name) is None:
-                setattr(self, name, self.gamma)
 
     def correcting(self, cls_score: Tensor) -> Union[bool, Tensor]:
         """Whether the correction is on at the current epoch (a 0-dim
