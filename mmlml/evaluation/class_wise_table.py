@@ -2,7 +2,6 @@
 names."""
 import csv
 import math
-import numbers
 import os
 import os.path as osp
 from typing import Dict, List, Optional, Sequence
@@ -17,6 +16,9 @@ from rich.console import Console
 from rich.table import Table
 
 from mmlml.registry import METRICS
+from mmlml.utils.hyperparameters import (Choice, Real, Rule, Setting,
+                                         check_settings)
+from .multi_label_f1 import TOPK
 from .partial_label_average_precision import PartialLabelAveragePrecision
 
 __all__ = ['ClassWiseMultiLabelMetric']
@@ -25,6 +27,7 @@ __all__ = ['ClassWiseMultiLabelMetric']
 COLUMNS = ('index', 'class', 'AP', 'precision', 'recall', 'F1', 'support',
            'ignored')
 SORT_KEYS = {None: None, 'ap': 'AP', 'f1': 'F1'}
+THR_MESSAGE = '{name} must be in [0, 1], got {value!r}'
 
 
 @METRICS.register_module()
@@ -103,32 +106,35 @@ class ClassWiseMultiLabelMetric(BaseMetric):
     """
     default_prefix: Optional[str] = 'classwise'
 
+    hyperparameters = dict(
+        thr=Real(0.5, low=0, high=1, optional=True, message=THR_MESSAGE),
+        topk=TOPK,
+        sort_by=Choice(None, options=tuple(SORT_KEYS), optional=True),
+        out_file=Setting(None, optional=True))
+    rules = (
+        Rule(lambda thr, topk: thr is not None or topk is not None,
+             THR_MESSAGE.format(name='thr', value=None)),
+        Rule(
+            lambda out_file: out_file is None or str(out_file).endswith(
+                '.csv'), 'out_file must be a .csv file, got {out_file!r}'),
+    )
+
     def __init__(self,
+                 *,
                  thr: Optional[float] = 0.5,
                  topk: Optional[int] = None,
                  sort_by: Optional[str] = None,
                  out_file: Optional[str] = None,
                  collect_device: str = 'cpu',
                  prefix: Optional[str] = None) -> None:
-        if topk is None:
-            if (thr is None or isinstance(thr, bool)
-                    or not isinstance(thr, numbers.Real) or not 0 <= thr <= 1):
-                raise ValueError(f'thr must be in [0, 1], got {thr!r}')
-            thr = float(thr)
-        elif (isinstance(topk, bool) or not isinstance(topk, numbers.Integral)
-              or topk < 1):
-            raise ValueError(f'topk must be a positive int or None, '
-                             f'got {topk!r}')
-        if sort_by not in SORT_KEYS:
-            raise ValueError(f'sort_by must be one of {tuple(SORT_KEYS)}, '
-                             f'got {sort_by!r}')
-        if out_file is not None and not str(out_file).endswith('.csv'):
-            raise ValueError(f'out_file must be a .csv file, got {out_file!r}')
+        checked = check_settings(
+            self, thr=thr, topk=topk, sort_by=sort_by, out_file=out_file)
         super().__init__(collect_device=collect_device, prefix=prefix)
-        self.thr = None if topk is not None else thr
-        self.topk = None if topk is None else int(topk)
-        self.sort_by = sort_by
-        self.out_file = out_file
+        # topk predictions use no threshold.
+        self.thr = None if checked.topk is not None else checked.thr
+        self.topk = checked.topk
+        self.sort_by = checked.sort_by
+        self.out_file = checked.out_file
 
     def process(self, data_batch, data_samples: Sequence[dict]) -> None:
         """Keep the scores and targets of a batch (as MMPretrain's

@@ -13,18 +13,28 @@ import torch
 from mmengine.dist import all_reduce
 from torch import Tensor
 
-from mmlml.utils.hyperparameters import Integer, check_hparam
+from mmlml.utils.hyperparameters import Integer, Real, check_hyperparameters
 
-__all__ = ['MissingLabelStatistics', 'check_binning', 'histogram_auc']
+__all__ = [
+    'MissingLabelStatistics', 'BINNING', 'check_binning', 'histogram_auc'
+]
+
+#: The binning and threshold settings of the statistics and of
+#: :class:`~mmlml.hooks.MissingLabelDiagnosticsHook`.
+BINNING = dict(
+    num_bins=Integer(100, low=2),
+    logit_range=Real(10.0, low=0, low_open=True),
+    thr=Real(0.5, low=0, high=1, low_open=True, high_open=True))
 
 
 def check_binning(num_bins: int, logit_range: float,
                   thr: float) -> Tuple[int, float, float]:
-    """Validate the binning and threshold arguments (of the statistics and
-    of the hook), returning them as ``int``, ``float``, ``float``."""
-    return (Integer(low=2).validate('num_bins', num_bins),
-            check_hparam('logit_range', logit_range, low=0, low_open=True),
-            check_hparam('thr', thr, 0, 1, low_open=True, high_open=True))
+    """Validate the :data:`BINNING` arguments, returning them as ``int``,
+    ``float``, ``float``."""
+    checked = check_hyperparameters(
+        BINNING, dict(num_bins=num_bins, logit_range=logit_range, thr=thr),
+        'MissingLabelStatistics')
+    return checked['num_bins'], checked['logit_range'], checked['thr']
 
 
 def histogram_auc(pos_hist: Tensor, neg_hist: Tensor) -> Tuple[Tensor, Tensor]:

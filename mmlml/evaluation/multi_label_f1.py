@@ -1,11 +1,20 @@
 """CP, CR, CF1, OP, OR, OF1 as the multi-label literature defines them."""
-import numbers
 from typing import List, Optional
 
 import torch
 from mmpretrain.evaluation import MultiLabelMetric
 
 from mmlml.registry import METRICS
+from mmlml.utils.hyperparameters import (Flag, Integer, Real, Rule,
+                                         check_settings)
+
+#: ``topk`` of the multi-label metrics: the top-k classes of each sample
+#: are its predictions (no threshold).
+TOPK = Integer(
+    None,
+    low=1,
+    optional=True,
+    message='{name} must be a positive int or None, got {value!r}')
 
 
 @METRICS.register_module()
@@ -46,35 +55,41 @@ class MultiLabelF1Metric(MultiLabelMetric):
         prefix (str, optional): Defaults to ``'multi-label'``.
     """
 
+    hyperparameters = dict(
+        thr=Real(
+            None,
+            low=0,
+            high=1,
+            optional=True,
+            message='{name} must be a number in [0, 1] or None, got '
+            '{value!r}'),
+        topk=TOPK,
+        strict=Flag(
+            False,
+            message='{name} must be a bool, got {value!r}',
+            error=TypeError))
+    rules = (Rule(
+        lambda strict, thr, topk: not strict or thr is not None or topk is
+        None, 'strict=True changes the threshold comparison, but topk '
+        'predictions use no threshold: give thr, or leave strict False'), )
+
     def __init__(self,
+                 *,
                  thr: Optional[float] = None,
                  topk: Optional[int] = None,
                  strict: bool = False,
                  collect_device: str = 'cpu',
                  prefix: Optional[str] = None):
-        if thr is not None and (isinstance(thr, bool)
-                                or not isinstance(thr, numbers.Real)
-                                or not 0 <= thr <= 1):
-            raise ValueError(f'thr must be a number in [0, 1] or None, got '
-                             f'{thr!r}')
-        if topk is not None and (isinstance(topk, bool)
-                                 or not isinstance(topk, numbers.Integral)
-                                 or topk < 1):
-            raise ValueError(f'topk must be a positive int or None, got '
-                             f'{topk!r}')
-        if not isinstance(strict, bool):
-            raise TypeError(f'strict must be a bool, got {strict!r}')
-        if strict and thr is None and topk is not None:
-            raise ValueError('strict=True changes the threshold comparison, '
-                             'but topk predictions use no threshold: give '
-                             'thr, or leave strict False')
-        if thr is None and topk is None:
+        checked = check_settings(self, thr=thr, topk=topk, strict=strict)
+        thr = checked.thr
+        if thr is None and checked.topk is None:
             thr = 0.5  # MMPretrain's default, without its warning
-        thr = None if thr is None else float(thr)
-        topk = None if topk is None else int(topk)
         super().__init__(
-            thr=thr, topk=topk, collect_device=collect_device, prefix=prefix)
-        self.strict = strict
+            thr=thr,
+            topk=checked.topk,
+            collect_device=collect_device,
+            prefix=prefix)
+        self.strict = checked.strict
 
     def compute_metrics(self, results: List) -> dict:
         target = torch.stack([res['gt_score'] for res in results])

@@ -9,6 +9,7 @@ from mmpretrain.evaluation import AveragePrecision
 from mmpretrain.evaluation.metrics.multi_label import to_tensor
 
 from mmlml.registry import METRICS
+from mmlml.utils.hyperparameters import Choice, check_settings
 
 __all__ = ['PartialLabelAveragePrecision', 'classes_without_positive']
 
@@ -59,12 +60,19 @@ class PartialLabelAveragePrecision(AveragePrecision):
         ...                  dict(type='MultiLabelMetric', thr=0.5)]
     """
 
+    hyperparameters = dict(
+        average=Choice('macro', options=('macro', ), optional=True))
+
     def __init__(self,
+                 *,
                  average: Optional[str] = 'macro',
                  collect_device: str = 'cpu',
                  prefix: Optional[str] = None) -> None:
+        checked = check_settings(self, average=average)
         super().__init__(
-            average=average, collect_device=collect_device, prefix=prefix)
+            average=checked.average,
+            collect_device=collect_device,
+            prefix=prefix)
         self._warned = False
 
     def compute_metrics(self, results: List) -> dict:

@@ -1,11 +1,12 @@
 """Asymmetric pseudo-labelling (APL) of Zhou et al., ECCV 2022."""
-import numbers
 from typing import Optional
 
 import torch
 
 from mmlml.registry import HOOKS
-from .epoch_scores_hook import EpochScoresHook
+from mmlml.utils.hyperparameters import Flag, Real, check_settings
+from .epoch_scores_hook import (WARMUP_BEFORE_END, WARMUP_EPOCHS,
+                                EpochScoresHook)
 
 __all__ = ['APLHook']
 
@@ -65,21 +66,32 @@ class APLHook(EpochScoresHook):
         >>> custom_hooks = [dict(type='APLHook', warmup_epochs=5)]
     """
 
+    hyperparameters = dict(
+        warmup_epochs=WARMUP_EPOCHS.with_default(5),
+        theta=Real(
+            0.9,
+            low=0,
+            high=1,
+            low_open=True,
+            message='{name} must lie in (0, 1], got {value!r}'),
+        extra_pass=Flag(False))
+    rules = (WARMUP_BEFORE_END, )
+    warmup_purpose = 'to pseudo-label'
+
     def __init__(self,
+                 *,
                  warmup_epochs: int = 5,
                  theta: float = 0.9,
                  extra_pass: bool = False):
         super().__init__()
-        if isinstance(warmup_epochs, bool) or not isinstance(
-                warmup_epochs, numbers.Integral) or warmup_epochs < 1:
-            raise ValueError('warmup_epochs must be an integer >= 1, got '
-                             f'{warmup_epochs!r}')
-        if isinstance(theta, bool) or not isinstance(
-                theta, numbers.Real) or not 0 < theta <= 1:
-            raise ValueError(f'theta must lie in (0, 1], got {theta!r}')
-        self.warmup_epochs = int(warmup_epochs)
-        self.theta = float(theta)
-        self.extra_pass = bool(extra_pass)
+        checked = check_settings(
+            self,
+            warmup_epochs=warmup_epochs,
+            theta=theta,
+            extra_pass=extra_pass)
+        self.warmup_epochs = checked.warmup_epochs
+        self.theta = checked.theta
+        self.extra_pass = checked.extra_pass
         self.quota: Optional[torch.Tensor] = None
 
     def before_train(self, runner) -> None:
@@ -90,11 +102,6 @@ class APLHook(EpochScoresHook):
         """
         super().before_train(runner)
         remaining = runner.max_epochs - self.warmup_epochs
-        if remaining < 1:
-            raise ValueError(
-                f'APLHook: warmup_epochs={self.warmup_epochs} leaves no '
-                f'epoch to pseudo-label in {runner.max_epochs} epochs '
-                '(the quota divides by max_epochs - warmup_epochs).')
         zeros = (self.observed_labels() == 0).sum(0)
         self.quota = (self.theta * zeros.double() / remaining).floor().long()
 

@@ -1,15 +1,15 @@
 """Per-class training AP and AP-based label correction for OPML-SP (the
 OPML paper, Sec. III-E)."""
 import math
-import numbers
 from typing import Optional, Tuple
 
 import torch
 from torch import Tensor
 
 from mmlml.registry import HOOKS
-from mmlml.utils.hyperparameters import check_hparam
-from .epoch_scores_hook import EpochScoresHook
+from mmlml.utils.hyperparameters import Real, check_settings
+from .epoch_scores_hook import (WARMUP_BEFORE_END, WARMUP_EPOCHS,
+                                EpochScoresHook)
 
 __all__ = [
     'ClassAPCorrectionHook', 'average_precision_per_class', 'highest_per_class'
@@ -157,14 +157,17 @@ class ClassAPCorrectionHook(EpochScoresHook):
 
     provides = ('pseudo_labels', 'class_ap')
 
-    def __init__(self, warmup_epochs: int = 5, delta: float = 0.1):
+    hyperparameters = dict(
+        warmup_epochs=WARMUP_EPOCHS.with_default(5), delta=Real(0.1, low=0))
+    rules = (WARMUP_BEFORE_END, )
+    warmup_purpose = 'trained on corrected labels'
+
+    def __init__(self, *, warmup_epochs: int = 5, delta: float = 0.1):
         super().__init__()
-        if isinstance(warmup_epochs, bool) or not isinstance(
-                warmup_epochs, numbers.Integral) or warmup_epochs < 1:
-            raise ValueError('warmup_epochs must be an integer >= 1, got '
-                             f'{warmup_epochs!r}')
-        self.warmup_epochs = int(warmup_epochs)
-        self.delta = check_hparam('delta', delta, low=0)
+        checked = check_settings(
+            self, warmup_epochs=warmup_epochs, delta=delta)
+        self.warmup_epochs = checked.warmup_epochs
+        self.delta = checked.delta
         self.num_positives: Optional[Tensor] = None
 
     def before_train(self, runner) -> None:
@@ -175,11 +178,6 @@ class ClassAPCorrectionHook(EpochScoresHook):
             runner (Runner): The runner of the training process.
         """
         super().before_train(runner)
-        if self.warmup_epochs >= runner.max_epochs:
-            raise ValueError(
-                f'{self.name}: warmup_epochs={self.warmup_epochs} leaves no '
-                f'epoch trained on corrected labels in {runner.max_epochs} '
-                'epochs.')
         self.num_positives = (self.observed_labels() == 1).sum(0)
         if 'class_ap' not in self.store.class_state:
             self.store.set_class_state('class_ap',

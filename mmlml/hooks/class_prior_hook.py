@@ -2,15 +2,15 @@
 Single-Positive Multi-Label Learning?", arXiv:2309.13886, Sec. 4.1:
 Theorem 4.1, Eq. 2 and Algorithm 1)."""
 import math
-import numbers
 from typing import List, Optional
 
 import torch
 from torch import Tensor
 
 from mmlml.registry import HOOKS
-from mmlml.utils.hyperparameters import check_hparam
-from .epoch_scores_hook import EpochScoresHook
+from mmlml.utils.hyperparameters import Flag, Integer, Real, check_settings
+from .epoch_scores_hook import (WARMUP_BEFORE_END, WARMUP_EPOCHS,
+                                EpochScoresHook)
 
 __all__ = ['ClassPriorHook', 'estimate_class_priors', 'format_priors']
 
@@ -223,7 +223,18 @@ class ClassPriorHook(EpochScoresHook):
 
     provides = ('class_priors', 'positive_rates', 'prior_estimated')
 
+    hyperparameters = dict(
+        delta=Real(0.01, low=0, high=1, low_open=True, high_open=True),
+        tau=Real(0.01, low=0),
+        warmup_epochs=WARMUP_EPOCHS.with_default(1),
+        extra_pass=Flag(True),
+        min_positives=Integer(1, low=1),
+        num_logged=Integer(None, low=0, optional=True))
+    rules = (WARMUP_BEFORE_END, )
+    warmup_purpose = 'trained with the estimated priors'
+
     def __init__(self,
+                 *,
                  delta: float = 0.01,
                  tau: float = 0.01,
                  warmup_epochs: int = 1,
@@ -231,22 +242,20 @@ class ClassPriorHook(EpochScoresHook):
                  min_positives: int = 1,
                  num_logged: Optional[int] = None):
         super().__init__()
-        self.delta = check_hparam(
-            'delta', delta, low=0, high=1, low_open=True, high_open=True)
-        self.tau = check_hparam('tau', tau, low=0)
-        for name, value, low in (('warmup_epochs', warmup_epochs,
-                                  1), ('min_positives', min_positives, 1),
-                                 ('num_logged', num_logged, 0)):
-            if name == 'num_logged' and value is None:
-                continue
-            if (isinstance(value, bool)
-                    or not isinstance(value, numbers.Integral) or value < low):
-                raise ValueError(f'{name} must be an integer >= {low}, got '
-                                 f'{value!r}')
-        self.warmup_epochs = int(warmup_epochs)
-        self.extra_pass = bool(extra_pass)
-        self.min_positives = int(min_positives)
-        self.num_logged = None if num_logged is None else int(num_logged)
+        checked = check_settings(
+            self,
+            delta=delta,
+            tau=tau,
+            warmup_epochs=warmup_epochs,
+            extra_pass=extra_pass,
+            min_positives=min_positives,
+            num_logged=num_logged)
+        self.delta = checked.delta
+        self.tau = checked.tau
+        self.warmup_epochs = checked.warmup_epochs
+        self.extra_pass = checked.extra_pass
+        self.min_positives = checked.min_positives
+        self.num_logged = checked.num_logged
 
     def before_train(self, runner) -> None:
         """Check the set-up, store the observed rates and start every class
@@ -256,11 +265,6 @@ class ClassPriorHook(EpochScoresHook):
             runner (Runner): The runner of the training process.
         """
         super().before_train(runner)
-        if self.warmup_epochs >= runner.max_epochs:
-            raise ValueError(
-                f'{self.name}: warmup_epochs={self.warmup_epochs} leaves no '
-                f'epoch trained with the estimated priors in '
-                f'{runner.max_epochs} epochs.')
         self.init_state()
 
     def init_state(self) -> None:

@@ -1,7 +1,20 @@
 """Base of the hooks that update the label store from each epoch's scores."""
+from mmlml.utils.hyperparameters import (REQUIRED, Integer, Rule,
+                                         check_run_rules)
 from .label_store_hook import LabelStoreHook
 
-__all__ = ['EpochScoresHook']
+__all__ = ['EpochScoresHook', 'WARMUP_EPOCHS', 'WARMUP_BEFORE_END']
+
+#: The (1-based) epoch after which a hook starts updating the store; each
+#: hook declares it with its own default (``WARMUP_EPOCHS.with_default``).
+WARMUP_EPOCHS = Integer(REQUIRED, low=1)
+
+#: A warm-up must leave an epoch that uses the hook's updates.
+WARMUP_BEFORE_END = Rule(
+    lambda warmup_epochs, max_epochs: warmup_epochs < max_epochs,
+    '{owner}: warmup_epochs={warmup_epochs} leaves no epoch {purpose} in '
+    '{max_epochs} epochs: set warmup_epochs below train_cfg.max_epochs '
+    '(tools/train.py --smoke scales it to a short run).')
 
 
 class EpochScoresHook(LabelStoreHook):
@@ -19,6 +32,20 @@ class EpochScoresHook(LabelStoreHook):
 
     #: Score the training set in a separate pass after the epoch.
     extra_pass = False
+    #: What the epochs after the warm-up do (in the error of
+    #: :data:`WARMUP_BEFORE_END`, for a hook with that rule).
+    warmup_purpose = 'to update the labels'
+
+    def before_train(self, runner) -> None:
+        """Attach the store (see :class:`LabelStoreHook`) and check the
+        rules that read the run's number of epochs.
+
+        Args:
+            runner (Runner): The runner of the training process.
+        """
+        super().before_train(runner)
+        check_run_rules(
+            self, max_epochs=runner.max_epochs, purpose=self.warmup_purpose)
 
     def scores_used_after(self, runner) -> bool:
         """Whether the store is updated after the current epoch."""

@@ -1,6 +1,5 @@
 """Initialise a learnable label estimator (ROLE's) from the training set's
 observed labels before training."""
-import numbers
 from typing import Optional
 
 import torch
@@ -9,6 +8,7 @@ from mmengine.hooks import Hook
 
 from mmlml.datasets import find_partial_label_dataset
 from mmlml.registry import HOOKS
+from mmlml.utils.hyperparameters import Integer, check_settings
 from .utils import training_set_and_head
 
 __all__ = ['LabelEstimatorHook']
@@ -48,13 +48,16 @@ class LabelEstimatorHook(Hook):
 
     priority = 'NORMAL'
 
-    def __init__(self, seed: Optional[int] = None):
-        if seed is not None and (isinstance(seed, bool)
-                                 or not isinstance(seed, numbers.Integral)
-                                 or seed < 0):
-            raise ValueError('seed must be a non-negative integer or None, '
-                             f'got {seed!r}')
-        self.seed = None if seed is None else int(seed)
+    hyperparameters = dict(
+        seed=Integer(
+            None,
+            low=0,
+            optional=True,
+            message='{name} must be a non-negative integer or None, got '
+            '{value!r}'))
+
+    def __init__(self, *, seed: Optional[int] = None):
+        self.seed = check_settings(self, seed=seed).seed
 
     def before_train(self, runner) -> None:
         """Check the set-up and initialise the estimator if needed.

@@ -14,10 +14,10 @@ from torch import Tensor
 
 from mmlml.datasets import PartialLabelDataset, find_partial_label_dataset
 from mmlml.evaluation import MissingLabelStatistics
-from mmlml.evaluation.missing_label_statistics import check_binning
+from mmlml.evaluation.missing_label_statistics import BINNING
 from mmlml.registry import HOOKS
 from mmlml.structures import sample_indices
-from mmlml.utils.hyperparameters import Integer
+from mmlml.utils.hyperparameters import Flag, Integer, Text, check_settings
 
 __all__ = ['MissingLabelDiagnosticsHook']
 
@@ -116,23 +116,42 @@ class MissingLabelDiagnosticsHook(Hook):
 
     priority = 'NORMAL'
 
+    hyperparameters = dict(
+        interval=Integer(1, low=1),
+        by_epoch=Flag(True),
+        thr=BINNING['thr'],
+        num_bins=BINNING['num_bins'],
+        logit_range=BINNING['logit_range'],
+        prefix=Text(
+            'missing_label',
+            message='`{name}` must be a non-empty str, but got {value!r}.'),
+        save_histograms=Flag(False))
+
     def __init__(self,
+                 *,
                  interval: int = 1,
                  by_epoch: bool = True,
                  thr: float = 0.5,
                  num_bins: int = 100,
-                 logit_range: float = 10.,
+                 logit_range: float = 10.0,
                  prefix: str = 'missing_label',
                  save_histograms: bool = False) -> None:
-        self.interval = Integer(low=1).validate('interval', interval)
-        self.num_bins, self.logit_range, self.thr = check_binning(
-            num_bins, logit_range, thr)
-        if not isinstance(prefix, str) or not prefix:
-            raise ValueError('`prefix` must be a non-empty str, but got '
-                             f'{prefix!r}.')
-        self.by_epoch = bool(by_epoch)
-        self.prefix = prefix.rstrip('/')
-        self.save_histograms = bool(save_histograms)
+        checked = check_settings(
+            self,
+            interval=interval,
+            by_epoch=by_epoch,
+            thr=thr,
+            num_bins=num_bins,
+            logit_range=logit_range,
+            prefix=prefix,
+            save_histograms=save_histograms)
+        self.interval = checked.interval
+        self.by_epoch = checked.by_epoch
+        self.thr = checked.thr
+        self.num_bins = checked.num_bins
+        self.logit_range = checked.logit_range
+        self.prefix = checked.prefix.rstrip('/')
+        self.save_histograms = checked.save_histograms
 
         self.stats: Optional[MissingLabelStatistics] = None
         self._dataset: Optional[PartialLabelDataset] = None

@@ -13,6 +13,7 @@ from mmengine.model import is_model_wrapper
 
 from mmlml.datasets import find_partial_label_dataset
 from mmlml.registry import HOOKS
+from mmlml.utils.hyperparameters import Flag, check_settings
 from .label_store_hook import LabelStoreHook
 
 __all__ = ['ResumeCheckHook', 'partial_label_fingerprint']
@@ -150,11 +151,19 @@ class ResumeCheckHook(Hook):
 
     priority = 'VERY_HIGH'
 
+    hyperparameters = dict(
+        allow_label_change=Flag(False), allow_missing_fingerprint=Flag(False))
+
     def __init__(self,
+                 *,
                  allow_label_change: bool = False,
                  allow_missing_fingerprint: bool = False) -> None:
-        self.allow_label_change = bool(allow_label_change)
-        self.allow_missing_fingerprint = bool(allow_missing_fingerprint)
+        checked = check_settings(
+            self,
+            allow_label_change=allow_label_change,
+            allow_missing_fingerprint=allow_missing_fingerprint)
+        self.allow_label_change = checked.allow_label_change
+        self.allow_missing_fingerprint = checked.allow_missing_fingerprint
         self._fingerprint = None
 
     def fingerprint(self, runner) -> Optional[dict]:

@@ -2,7 +2,6 @@
 before the first training iteration."""
 import copy
 import json
-import numbers
 import os
 import os.path as osp
 from typing import List, Optional, Tuple, Union
@@ -14,10 +13,13 @@ from mmengine.dist import get_rank
 
 from mmlml.analysis.model_scores import find_pipeline
 from mmlml.pseudo_labellers import (BasePseudoLabeller, all_ranks_agree,
-                                    check_threshold_arguments, load_scores,
-                                    parts_dir_of, remove_parts, save_scores,
-                                    score_dataset, select_pseudo_labels)
+                                    load_scores, parts_dir_of, remove_parts,
+                                    save_scores, score_dataset,
+                                    select_pseudo_labels)
+from mmlml.pseudo_labellers.thresholds import THRESHOLD_RULES, THRESHOLDS
 from mmlml.registry import HOOKS, MODELS
+from mmlml.utils.hyperparameters import (Integer, Rule, Setting, Typed,
+                                         check_settings)
 from .label_store_hook import LabelStoreHook
 from .resume_check_hook import array_digest
 
@@ -49,17 +51,6 @@ def scoring_pipeline(labeller: BasePseudoLabeller,
         'The pseudo-labeller has no pipeline and the config no val_dataloader '
         'or test_dataloader whose pipeline would load the images: give the '
         'labeller (or the hook) a pipeline.')
-
-
-def _positive_int(value, name: str, allow_zero: bool = False) -> Optional[int]:
-    if value is None:
-        return None
-    low = 0 if allow_zero else 1
-    if isinstance(
-            value,
-            bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f'{name} must be an integer >= {low}, got {value!r}')
-    return int(value)
 
 
 @HOOKS.register_module()
@@ -165,7 +156,34 @@ class VLPseudoLabelHook(LabelStoreHook):
 
     needs_epochs = False
 
+    hyperparameters = dict(
+        labeller=Typed(
+            None,
+            types=(dict, BasePseudoLabeller),
+            spelled='a config dict or a BasePseudoLabeller',
+            optional=True),
+        scores_file=Setting(None, optional=True),
+        cache_file=Setting(None, optional=True),
+        **THRESHOLDS,
+        pipeline=Setting(None, optional=True),
+        batch_size=Integer(None, low=1, optional=True),
+        num_workers=Integer(None, low=0, optional=True),
+        chunk_size=Integer(None, low=1, optional=True))
+    rules = (
+        Rule(
+            lambda labeller, scores_file: labeller is not None or scores_file
+            is not None,
+            '{owner} needs a labeller (to score the training set) or a '
+            'scores_file'),
+        Rule(
+            lambda scores_file, cache_file: scores_file is None or cache_file
+            is None, '{owner}: cache_file keeps what the '
+            'labeller scores; with scores_file nothing is scored'),
+        *THRESHOLD_RULES,
+    )
+
     def __init__(self,
+                 *,
                  labeller: Optional[Union[dict, BasePseudoLabeller]] = None,
                  scores_file: Optional[str] = None,
                  cache_file: Optional[str] = None,
@@ -179,34 +197,35 @@ class VLPseudoLabelHook(LabelStoreHook):
                  num_workers: Optional[int] = None,
                  chunk_size: Optional[int] = None):
         super().__init__()
-        if labeller is None and scores_file is None:
-            raise ValueError('VLPseudoLabelHook needs a labeller (to score '
-                             'the training set) or a scores_file')
-        if scores_file is not None and cache_file is not None:
-            raise ValueError('VLPseudoLabelHook: cache_file keeps what the '
-                             'labeller scores; with scores_file nothing is '
-                             'scored')
-        if labeller is not None and not isinstance(labeller,
-                                                   (dict, BasePseudoLabeller)):
-            raise TypeError('labeller must be a config dict or a '
-                            'BasePseudoLabeller, got '
-                            f'{type(labeller).__name__}')
-        check_threshold_arguments(pos_thr, neg_thr, neg_fraction, pos_topk,
-                                  soft)
-        self.labeller = labeller
-        self.scores_file = None if scores_file is None else os.fspath(
-            scores_file)
-        self.cache_file = None if cache_file is None else os.fspath(cache_file)
-        self.thresholds = dict(
+        checked = check_settings(
+            self,
+            labeller=labeller,
+            scores_file=scores_file,
+            cache_file=cache_file,
             pos_thr=pos_thr,
             neg_thr=neg_thr,
             neg_fraction=neg_fraction,
             pos_topk=pos_topk,
-            soft=soft)
-        self.pipeline = None if pipeline is None else list(pipeline)
-        self.batch_size = _positive_int(batch_size, 'batch_size')
-        self.num_workers = _positive_int(num_workers, 'num_workers', True)
-        self.chunk_size = _positive_int(chunk_size, 'chunk_size')
+            soft=soft,
+            pipeline=pipeline,
+            batch_size=batch_size,
+            num_workers=num_workers,
+            chunk_size=chunk_size)
+        self.labeller = checked.labeller
+        self.scores_file = None if scores_file is None else os.fspath(
+            checked.scores_file)
+        self.cache_file = None if cache_file is None else os.fspath(
+            checked.cache_file)
+        self.thresholds = dict(
+            pos_thr=checked.pos_thr,
+            neg_thr=checked.neg_thr,
+            neg_fraction=checked.neg_fraction,
+            pos_topk=checked.pos_topk,
+            soft=checked.soft)
+        self.pipeline = None if pipeline is None else list(checked.pipeline)
+        self.batch_size = checked.batch_size
+        self.num_workers = checked.num_workers
+        self.chunk_size = checked.chunk_size
         self._restored = False
 
     def label_source(self, dataset) -> dict:

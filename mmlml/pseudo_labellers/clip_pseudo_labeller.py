@@ -1,8 +1,7 @@
 """A frozen CLIP image encoder against class text embeddings (VLPL,
 AEVLP)."""
-import numbers
 import os
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -13,6 +12,9 @@ from mmengine.runner import CheckpointLoader
 from torch import Tensor
 
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import (REQUIRED, Choice, Flag, Integer,
+                                         IntegerPair, Real, RealTuple, Rule,
+                                         Setting, Typed, check_settings)
 from .base_pseudo_labeller import BasePseudoLabeller
 
 __all__ = [
@@ -173,20 +175,6 @@ def combine_tiles(whole: Tensor,
     return 0.5 * (whole + torch.where(largest > cap, largest, smallest))
 
 
-def _pair(value, name: str) -> Optional[Tuple[int, int]]:
-    if value is None:
-        return None
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        value = (value, value)
-    value = tuple(value)
-    if len(value) != 2 or any(
-            isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1
-            for v in value):
-        raise ValueError(f'{name} must be a positive integer or a pair of '
-                         f'them, got {value!r}')
-    return int(value[0]), int(value[1])
-
-
 @MODELS.register_module()
 class CLIPPseudoLabeller(BasePseudoLabeller):
     r"""A frozen CLIP image encoder scoring images against fixed class text
@@ -271,9 +259,42 @@ class CLIPPseudoLabeller(BasePseudoLabeller):
         ...     tiles=(4, 4))
     """
 
+    hyperparameters = dict(
+        image_encoder=Typed(
+            types=(dict, nn.Module), spelled='a config dict or an nn.Module'),
+        text_embeddings=Setting(),
+        proj_dims=Integer(None, low=1, optional=True),
+        checkpoint=Setting(None, optional=True),
+        logit_scale=Real(
+            100.0,
+            low=0,
+            low_open=True,
+            message='{name} must be a positive number, got {value!r}'),
+        tiles=IntegerPair(None, optional=True),
+        tile_combine=Choice('aevlp', options=TILE_COMBINES),
+        eta=Real(
+            0.1,
+            low=0,
+            high=1,
+            message='{name} must lie in [0, 1], got {value!r}'),
+        input_size=IntegerPair(224),
+        interpolation=Choice(
+            'bilinear',
+            options=('bilinear', 'bicubic'),
+            message="{name} must be 'bilinear' or 'bicubic', got "
+            '{value!r}'),
+        mean=RealTuple(CLIP_MEAN, names=('r', 'g', 'b')),
+        std=RealTuple(CLIP_STD, names=('r', 'g', 'b')),
+        to_rgb=Flag(True),
+        pipeline=Setting(None, optional=True),
+        init_cfg=Setting(None, optional=True))
+    rules = (Rule(lambda std: min(std) > 0,
+                  'std must be positive, got {std!r}'), )
+
     def __init__(self,
-                 image_encoder: Union[dict, nn.Module],
-                 text_embeddings: Union[str, os.PathLike, np.ndarray],
+                 image_encoder: Union[dict, nn.Module] = REQUIRED,
+                 text_embeddings: Union[str, os.PathLike,
+                                        np.ndarray] = REQUIRED,
                  proj_dims: Optional[int] = None,
                  checkpoint: Optional[str] = None,
                  logit_scale: float = 100.,
@@ -287,37 +308,40 @@ class CLIPPseudoLabeller(BasePseudoLabeller):
                  to_rgb: bool = True,
                  pipeline: Optional[List[dict]] = None,
                  init_cfg: Optional[dict] = None):
+        checked = check_settings(
+            self,
+            image_encoder=image_encoder,
+            text_embeddings=text_embeddings,
+            proj_dims=proj_dims,
+            checkpoint=checkpoint,
+            logit_scale=logit_scale,
+            tiles=tiles,
+            tile_combine=tile_combine,
+            eta=eta,
+            input_size=input_size,
+            interpolation=interpolation,
+            mean=mean,
+            std=std,
+            to_rgb=to_rgb,
+            pipeline=pipeline,
+            init_cfg=init_cfg)
         super().__init__(pipeline=pipeline, init_cfg=init_cfg)
-        if isinstance(logit_scale, bool) or not isinstance(
-                logit_scale, numbers.Real) or not logit_scale > 0:
-            raise ValueError('logit_scale must be a positive number, got '
-                             f'{logit_scale!r}')
-        if tile_combine not in TILE_COMBINES:
-            raise ValueError(f'tile_combine must be one of {TILE_COMBINES}, '
-                             f'got {tile_combine!r}')
-        if isinstance(eta, bool) or not isinstance(
-                eta, numbers.Real) or not 0 <= eta <= 1:
-            raise ValueError(f'eta must lie in [0, 1], got {eta!r}')
-        if interpolation not in ('bilinear', 'bicubic'):
-            raise ValueError("interpolation must be 'bilinear' or "
-                             f"'bicubic', got {interpolation!r}")
-        if len(mean) != 3 or len(std) != 3 or min(std) <= 0:
-            raise ValueError('mean and std need 3 values, std positive')
-        self.logit_scale = float(logit_scale)
-        self.tiles = _pair(tiles, 'tiles')
-        self.tile_combine = tile_combine
-        self.eta = float(eta)
-        self.input_size = _pair(input_size, 'input_size')
-        self.interpolation = interpolation
-        self.to_rgb = bool(to_rgb)
+        self.logit_scale = checked.logit_scale
+        self.tiles = checked.tiles
+        self.tile_combine = checked.tile_combine
+        self.eta = checked.eta
+        self.input_size = checked.input_size
+        self.interpolation = checked.interpolation
+        self.to_rgb = checked.to_rgb
         self.register_buffer(
             'mean',
-            torch.tensor(mean, dtype=torch.float32).view(1, 3, 1, 1),
+            torch.tensor(checked.mean, dtype=torch.float32).view(1, 3, 1, 1),
             persistent=False)
         self.register_buffer(
             'std',
-            torch.tensor(std, dtype=torch.float32).view(1, 3, 1, 1),
+            torch.tensor(checked.std, dtype=torch.float32).view(1, 3, 1, 1),
             persistent=False)
+        proj_dims = checked.proj_dims
 
         if isinstance(image_encoder, nn.Module):
             self.visual = image_encoder

@@ -1,11 +1,40 @@
 """From scores to pseudo-labels: the thresholds of VLPL and AEVLP."""
-import numbers
 from typing import NamedTuple, Optional
 
 import torch
 from torch import Tensor
 
-__all__ = ['PseudoLabels', 'check_threshold_arguments', 'select_pseudo_labels']
+from mmlml.utils.hyperparameters import (Flag, Integer, Real, Rule,
+                                         check_hyperparameters)
+
+__all__ = [
+    'PseudoLabels', 'THRESHOLDS', 'THRESHOLD_RULES',
+    'check_threshold_arguments', 'select_pseudo_labels'
+]
+
+#: The arguments of :func:`select_pseudo_labels` (and of the hook that
+#: calls it).
+THRESHOLDS = dict(
+    pos_thr=Real(0.3, low=0, high=1),
+    neg_thr=Real(None, low=0, high=1, high_open=True, optional=True),
+    neg_fraction=Real(None, low=0, high=1, high_open=True, optional=True),
+    pos_topk=Integer(
+        None,
+        low=1,
+        optional=True,
+        message='{name} must be a positive integer, got {value!r}'),
+    soft=Flag(False))
+
+#: What :data:`THRESHOLDS` must satisfy together.
+THRESHOLD_RULES = (
+    Rule(lambda neg_thr, pos_thr: neg_thr is None or neg_thr < pos_thr,
+         'neg_thr must lie in [0, pos_thr={pos_thr}), got {neg_thr!r}'),
+    Rule(
+        lambda soft, neg_thr, neg_fraction, pos_topk: not soft or
+        (neg_thr, neg_fraction, pos_topk) == (None, None, None),
+        'soft=True writes the score of every unannotated entry: it takes '
+        'no neg_thr, neg_fraction or pos_topk'),
+)
 
 
 class PseudoLabels(NamedTuple):
@@ -17,39 +46,24 @@ class PseudoLabels(NamedTuple):
     values: Tensor
 
 
-def _is_real(value) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
 def check_threshold_arguments(pos_thr: float = 0.3,
                               neg_thr: Optional[float] = None,
                               neg_fraction: Optional[float] = None,
                               pos_topk: Optional[int] = None,
                               soft: bool = False) -> None:
     """Refuse arguments of :func:`select_pseudo_labels` that make no
-    sense (with a ``ValueError`` naming them)."""
-    if not _is_real(pos_thr) or not 0 <= pos_thr <= 1:
-        raise ValueError(f'pos_thr must lie in [0, 1], got {pos_thr!r}')
-    if neg_thr is not None and (not _is_real(neg_thr)
-                                or not 0 <= neg_thr < pos_thr):
-        raise ValueError(f'neg_thr must lie in [0, pos_thr={pos_thr}), got '
-                         f'{neg_thr!r}')
-    if neg_fraction is not None and (not _is_real(neg_fraction)
-                                     or not 0 <= neg_fraction < 1):
-        raise ValueError('neg_fraction must lie in [0, 1), got '
-                         f'{neg_fraction!r}')
-    if pos_topk is not None and (isinstance(pos_topk, bool)
-                                 or not isinstance(pos_topk, numbers.Integral)
-                                 or pos_topk < 1):
-        raise ValueError('pos_topk must be a positive integer, got '
-                         f'{pos_topk!r}')
-    if not isinstance(soft, bool):
-        raise ValueError(f'soft must be a bool, got {soft!r}')
-    if soft and (neg_thr is not None or neg_fraction is not None
-                 or pos_topk is not None):
-        raise ValueError('soft=True writes the score of every unannotated '
-                         'entry: it takes no neg_thr, neg_fraction or '
-                         'pos_topk')
+    sense (with a ``ValueError`` naming them): :data:`THRESHOLDS` and
+    :data:`THRESHOLD_RULES`."""
+    check_hyperparameters(
+        THRESHOLDS,
+        dict(
+            pos_thr=pos_thr,
+            neg_thr=neg_thr,
+            neg_fraction=neg_fraction,
+            pos_topk=pos_topk,
+            soft=soft),
+        'select_pseudo_labels',
+        rules=THRESHOLD_RULES)
 
 
 def _rank_mask(scores: Tensor, k: int, largest: bool) -> Tensor:

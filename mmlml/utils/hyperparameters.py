@@ -3,13 +3,16 @@ default and its validation, for a loss's functional form and its module,
 and for the settings of datasets, hooks and metrics.
 
 A functional loss declares its hyperparameters in
-:func:`~mmlml.models.losses.base.partial_label_loss`; a registered loss
-module declares the ones it takes in its ``hyperparameters`` class
-attribute (usually the functional form's, through
-:func:`hyperparameters_of`). :class:`~mmlml.models.losses.base.
-PartialLabelLoss` validates them when the module is built, stores them as
-attributes, passes them to the functional form and prints them, so no loss
-writes a constructor, a check or a ``repr`` of its own.
+:func:`~mmlml.models.losses.base.partial_label_loss`. A registered class
+(loss, hook, metric, head...) declares the settings its constructor takes
+in its ``hyperparameters`` class attribute (a loss usually takes its
+functional form's, through :func:`hyperparameters_of`) and the checks that
+span several of them in its ``rules`` class attribute (:class:`Rule`). Its
+constructor has an explicit keyword signature with the declared defaults,
+validates its arguments with one call to :func:`check_settings` and stores
+each checked value as an attribute of the same name. A test checks every
+registered class's signature against its declaration, so a default cannot
+change in one place only.
 
 Example:
     >>> from mmlml.utils.hyperparameters import Real
@@ -20,17 +23,35 @@ Example:
     ...
     ValueError: lamb must lie in [1, inf], got 0.5
 """
+import inspect
 import math
 import numbers
-from typing import Any, Dict, Iterable, Mapping, Sequence, Tuple
+from types import SimpleNamespace
+from typing import Any, Callable, Dict, Iterable, Mapping, Sequence, Tuple
 
 __all__ = [
     'REQUIRED', 'Hyperparameter', 'Real', 'Integer', 'Flag', 'Choice',
-    'RealTuple', 'check_hparam', 'check_hyperparameters', 'hyperparameters_of'
+    'RealTuple', 'IntegerPair', 'Setting', 'Text', 'Typed', 'Rule',
+    'check_hparam', 'check_hyperparameters', 'hyperparameters_of',
+    'check_settings', 'check_run_rules'
 ]
 
-#: Default of a hyperparameter without default: the caller must give it.
-REQUIRED = object()
+
+class _Required:
+    """The type of :data:`REQUIRED`: one object, kept by copies and pickles,
+    that a signature prints by its name."""
+
+    def __repr__(self) -> str:
+        return 'REQUIRED'
+
+    def __reduce__(self) -> str:
+        return 'REQUIRED'
+
+
+#: Default of a hyperparameter without default: the caller must give it
+#: (a constructor's signature shows ``name=REQUIRED``; leaving it out
+#: raises the declaration's "is required" error).
+REQUIRED = _Required()
 
 
 def check_hparam(name: str,
@@ -74,16 +95,26 @@ class Hyperparameter:
             loss's docstring says). Defaults to False.
         hint (str): Appended to the errors (e.g. the values the papers
             use). Defaults to ''.
+        message (str): The error for an invalid value instead of the
+            check's own, a ``str.format`` template of ``name`` and
+            ``value`` (a setting whose error text users and tests already
+            know keeps it). Defaults to ''.
+        error (type): The exception raised with ``message``. Defaults to
+            ``ValueError``.
     """
 
     def __init__(self,
                  default: Any = REQUIRED,
                  *,
                  optional: bool = False,
-                 hint: str = ''):
+                 hint: str = '',
+                 message: str = '',
+                 error: type = ValueError):
         self.default = default
         self.optional = optional
         self.hint = hint
+        self.message = message
+        self.error = error
 
     def validate(self, name: str, value: Any) -> Any:
         """Return the value to store, or raise a ``ValueError`` naming
@@ -96,6 +127,9 @@ class Hyperparameter:
         try:
             return self.check(name, value)
         except ValueError as error:
+            if self.message:
+                raise self.error(self.message.format(name=name,
+                                                     value=value)) from None
             if not self.hint:
                 raise
             raise ValueError(f'{error} ({self.hint})') from None
@@ -109,6 +143,47 @@ class Hyperparameter:
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__, default=default)
         return copy
+
+
+class Setting(Hyperparameter):
+    """A setting whose value another part checks or builds (a config dict,
+    a path, a module): declared for its default only."""
+
+
+class Typed(Hyperparameter):
+    """An instance of one of ``types`` (e.g. a config dict or the object
+    it builds); anything else raises a ``TypeError``.
+
+    Args:
+        types (tuple): The accepted types.
+        spelled (str): What the error says is expected, e.g. ``'a config
+            dict or a BasePseudoLabeller'``.
+    """
+
+    def __init__(self,
+                 default: Any = REQUIRED,
+                 *,
+                 types: Tuple[type, ...] = (),
+                 spelled: str = '',
+                 **kwargs):
+        super().__init__(default, **kwargs)
+        self.types = tuple(types)
+        self.spelled = spelled
+
+    def check(self, name: str, value: Any) -> Any:
+        if not isinstance(value, self.types):
+            raise TypeError(f'{name} must be {self.spelled}, got '
+                            f'{type(value).__name__}')
+        return value
+
+
+class Text(Hyperparameter):
+    """A non-empty string."""
+
+    def check(self, name: str, value: Any) -> str:
+        if not isinstance(value, str) or not value:
+            raise ValueError(f'{name} must be a non-empty str, got {value!r}')
+        return value
 
 
 class Real(Hyperparameter):
@@ -174,6 +249,23 @@ class Choice(Hyperparameter):
         return value
 
 
+class IntegerPair(Hyperparameter):
+    """A positive integer ``n`` (meaning ``(n, n)``) or a pair of them
+    (e.g. an image size), stored as a tuple of two ints."""
+
+    def check(self, name: str, value: Any) -> Tuple[int, int]:
+        pair = (value, value) if not isinstance(value, Iterable) else value
+        entry = Integer(low=1)
+        try:
+            pair = tuple(pair)
+            if len(pair) != 2:
+                raise ValueError
+            return tuple(entry.check(name, item) for item in pair)
+        except (ValueError, TypeError):
+            raise ValueError(f'{name} must be a positive integer or a pair '
+                             f'of them, got {value!r}') from None
+
+
 class RealTuple(Hyperparameter):
     """A fixed-length sequence of finite real numbers, stored as a tuple of
     floats; ``names`` name the entries in error messages."""
@@ -196,10 +288,48 @@ class RealTuple(Hyperparameter):
             for i, (entry, item) in enumerate(zip(self.names, value)))
 
 
+class Rule:
+    """A check that spans several settings of a class, declared once in
+    its ``rules`` (and shared by the classes that take the same settings).
+
+    ``holds`` names what it reads by its parameter names: declared
+    settings, and possibly values of the run such as ``max_epochs``. A
+    rule that reads only settings is checked by :func:`check_settings`
+    when the object is built; one that also reads the run is checked by
+    :func:`check_run_rules` once the run is known.
+
+    Args:
+        holds (Callable[..., bool]): True when the values are consistent.
+        message (str): The error, a ``str.format`` template of ``owner``
+            (the class name) and the values checked (the settings, and the
+            run's values): it says what to change.
+
+    Example:
+        >>> rule = Rule(lambda low, high: low <= high,
+        ...             '{owner}: low={low} exceeds high={high}')
+        >>> rule.check('Band', dict(low=2, high=1))
+        Traceback (most recent call last):
+        ...
+        ValueError: Band: low=2 exceeds high=1
+    """
+
+    def __init__(self, holds: Callable[..., bool], message: str):
+        self.holds = holds
+        self.message = message
+        self.names = tuple(inspect.signature(holds).parameters)
+
+    def check(self, owner: str, values: Mapping[str, Any]) -> None:
+        """Raise a ``ValueError`` with the message if the rule fails."""
+        if not self.holds(**{name: values[name] for name in self.names}):
+            raise ValueError(self.message.format(owner=owner, **values))
+
+
 def check_hyperparameters(declared: Mapping[str, Hyperparameter],
                           values: Mapping[str, Any],
                           owner: str,
-                          strict: bool = True) -> Dict[str, Any]:
+                          strict: bool = True,
+                          *,
+                          rules: Sequence[Rule] = ()) -> Dict[str, Any]:
     """Validate ``values`` against ``declared`` and fill in the defaults.
 
     Args:
@@ -209,6 +339,8 @@ def check_hyperparameters(declared: Mapping[str, Hyperparameter],
         strict (bool): Refuse names that are not declared. Otherwise they
             are returned unchecked (a functional form passes them on to
             its element-wise function, which takes or refuses them).
+        rules (Sequence[Rule]): Checked on the checked values (a function
+            that takes declared settings, as a class's ``rules``).
 
     Returns:
         dict: Every declared hyperparameter's checked value, then the
@@ -229,6 +361,8 @@ def check_hyperparameters(declared: Mapping[str, Hyperparameter],
         name: spec.validate(name, values.get(name, spec.default))
         for name, spec in declared.items()
     }
+    for rule in rules:
+        rule.check(owner, checked)
     checked.update((name, values[name]) for name in unknown)
     return checked
 
@@ -261,3 +395,65 @@ def hyperparameters_of(loss_fn: Any, *names: str,
         elif name in names:
             taken[name] = spec
     return taken
+
+
+def _declaration(
+        instance: Any
+) -> Tuple[str, Mapping[str, Hyperparameter], Sequence[Rule]]:
+    cls = type(instance)
+    return (cls.__name__, getattr(cls, 'hyperparameters',
+                                  {}), getattr(cls, 'rules', ()))
+
+
+def check_settings(instance: Any, **values: Any) -> SimpleNamespace:
+    """Validate a constructor's arguments against its class's declaration.
+
+    The one call an explicit constructor makes: every value is checked by
+    the declaration of the same name in ``type(instance).hyperparameters``
+    (a name not declared there is refused: declare it), then every rule of
+    ``type(instance).rules`` that reads only the given names. A subclass
+    extends its parent's declaration and rules, so a parent's constructor
+    checks its own arguments with the same call.
+
+    Args:
+        instance: The object being built.
+        **values: The constructor's arguments, by name.
+
+    Returns:
+        SimpleNamespace: The checked values (``float`` for a
+        :class:`Real`, ``int`` for an :class:`Integer`...), to store as
+        attributes.
+
+    Raises:
+        TypeError: A name is not declared.
+        ValueError: A value or a rule fails its check.
+    """
+    owner, declared, rules = _declaration(instance)
+    unknown = [name for name in values if name not in declared]
+    if unknown:
+        raise TypeError(f'{owner} declares no setting {", ".join(unknown)}: '
+                        f'add it to {owner}.hyperparameters')
+    checked = {
+        name: declared[name].validate(name, value)
+        for name, value in values.items()
+    }
+    for rule in rules:
+        if set(rule.names) <= set(checked):
+            rule.check(owner, checked)
+    return SimpleNamespace(**checked)
+
+
+def check_run_rules(instance: Any, **run: Any) -> None:
+    """Check the rules of ``type(instance).rules`` that read a value of the
+    run (e.g. ``max_epochs``), with the instance's settings (its
+    attributes of the declared names) and ``run``.
+
+    Raises:
+        ValueError: A rule fails.
+    """
+    owner, declared, rules = _declaration(instance)
+    values = {name: getattr(instance, name) for name in declared}
+    values.update(run)
+    for rule in rules:
+        if set(rule.names) & set(run) and set(rule.names) <= set(values):
+            rule.check(owner, values)

@@ -1,13 +1,13 @@
 """BoostLU: a linear multi-label head that boosts the positive class
 activations of the unpooled feature map before pooling them."""
-from typing import Tuple
+from typing import Optional, Tuple
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import check_hparam
+from mmlml.utils.hyperparameters import Real, check_settings
 from .partial_label_linear_cls_head import PartialLabelLinearClsHead
 
 __all__ = ['BoostLUClsHead']
@@ -63,9 +63,17 @@ class BoostLUClsHead(PartialLabelLinearClsHead):
             (``num_classes``, ``in_channels``, ``loss``, ...).
     """
 
-    def __init__(self, *args, alpha: float = 5.0, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.alpha = check_hparam('alpha', alpha, low=0, low_open=True)
+    hyperparameters = dict(
+        **PartialLabelLinearClsHead.hyperparameters,
+        alpha=Real(5.0, low=0, low_open=True))
+
+    def __init__(self,
+                 *args,
+                 label_estimator: Optional[dict] = None,
+                 alpha: float = 5.0,
+                 **kwargs):
+        super().__init__(*args, label_estimator=label_estimator, **kwargs)
+        self.alpha = check_settings(self, alpha=alpha).alpha
 
     def class_activation_map(self, feats: Tuple[Tensor]) -> Tensor:
         """The boosted class activation map ``(N, C, H, W)`` of the last

@@ -10,6 +10,7 @@ from mmlml.models.losses.stock_losses import (check_stock_loss_target,
                                               stock_loss_name)
 from mmlml.registry import MODELS
 from mmlml.structures import LabelStore, sample_indices
+from mmlml.utils.hyperparameters import Typed, check_settings
 
 __all__ = ['LabelStateMixin', 'LossInputs']
 
@@ -68,12 +69,22 @@ class LabelStateMixin:
     # the submodule, which nn.Module keeps in ``_modules``.
     label_estimator: Optional[nn.Module]
     _loss_inputs: Optional[LossInputs] = None
+    #: The settings of the head besides the stock head's (which
+    #: ``*args``/``**kwargs`` pass on).
+    hyperparameters = dict(
+        label_estimator=Typed(
+            None,
+            types=(dict, nn.Module),
+            spelled='a config dict or an nn.Module',
+            optional=True))
 
     def __init__(self,
                  *args,
                  label_estimator: Optional[dict] = None,
                  **kwargs):
         super().__init__(*args, **kwargs)
+        label_estimator = check_settings(
+            self, label_estimator=label_estimator).label_estimator
         if label_estimator is not None and not isinstance(
                 label_estimator, nn.Module):
             label_estimator = MODELS.build(label_estimator)

@@ -1,7 +1,6 @@
 """ROLE's label estimator (Cole et al., CVPR 2021): a learnable logit per
 (training sample, class)."""
 import math
-import numbers
 import warnings
 from typing import Dict, Optional
 
@@ -11,6 +10,7 @@ from mmengine.dist import get_rank
 from torch import Tensor
 
 from mmlml.registry import MODELS
+from mmlml.utils.hyperparameters import REQUIRED, Integer, Real, check_settings
 
 __all__ = ['ROLELabelEstimator', 'size_warning']
 
@@ -49,11 +49,19 @@ def size_warning(num_samples: int, num_classes: int) -> Optional[str]:
             f'{WARN_BYTES / 2**30:.0f} GiB of state).')
 
 
-def _check_prob(name: str, value, low: float = 0.0) -> float:
-    if isinstance(value, bool) or not isinstance(
-            value, numbers.Real) or not low < value < 1:
-        raise ValueError(f'{name} must lie in ({low}, 1), got {value!r}')
-    return float(value)
+def _probability(default: float, low: float = 0.0) -> Real:
+    """A probability in ``(low, 1)``."""
+    return Real(
+        default,
+        low=low,
+        high=1,
+        low_open=True,
+        high_open=True,
+        message=f'{{name}} must lie in ({low}, 1), got {{value!r}}')
+
+
+_SIZE = Integer(
+    low=1, message='{name} must be a positive integer, got {value!r}')
 
 
 @MODELS.register_module()
@@ -121,24 +129,32 @@ class ROLELabelEstimator(nn.Module):
     #: :class:`~mmlml.models.heads.LabelStateMixin`).
     provides = ('label_estimates', )
 
+    hyperparameters = dict(
+        num_samples=_SIZE,
+        num_classes=_SIZE,
+        unannotated_prob=_probability(0.6, low=0.5),
+        positive_prob=_probability(0.995),
+        negative_prob=_probability(0.005))
+
     def __init__(self,
-                 num_samples: int,
-                 num_classes: int,
+                 num_samples: int = REQUIRED,
+                 num_classes: int = REQUIRED,
                  unannotated_prob: float = 0.6,
                  positive_prob: float = 0.995,
                  negative_prob: float = 0.005):
         super().__init__()
-        for name, value in (('num_samples', num_samples), ('num_classes',
-                                                           num_classes)):
-            if isinstance(value, bool) or not isinstance(
-                    value, numbers.Integral) or value < 1:
-                raise ValueError(f'{name} must be a positive integer, got '
-                                 f'{value!r}')
-        self.num_samples, self.num_classes = int(num_samples), int(num_classes)
-        self.unannotated_prob = _check_prob('unannotated_prob',
-                                            unannotated_prob, 0.5)
-        self.positive_prob = _check_prob('positive_prob', positive_prob)
-        self.negative_prob = _check_prob('negative_prob', negative_prob)
+        checked = check_settings(
+            self,
+            num_samples=num_samples,
+            num_classes=num_classes,
+            unannotated_prob=unannotated_prob,
+            positive_prob=positive_prob,
+            negative_prob=negative_prob)
+        self.num_samples = checked.num_samples
+        self.num_classes = checked.num_classes
+        self.unannotated_prob = checked.unannotated_prob
+        self.positive_prob = checked.positive_prob
+        self.negative_prob = checked.negative_prob
         self.logits = nn.Parameter(
             torch.zeros(self.num_samples, self.num_classes))
         # (N, C) once initialised, (0, 0) before: a checkpoint of another

@@ -1,7 +1,7 @@
 """Assume negative with label smoothing (AN-LS), or with smoothing of the
 assumed negatives only (N-LS)."""
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import hyperparameters_of
+from mmlml.utils.hyperparameters import check_settings, hyperparameters_of
 from .an_loss import assume_negative_loss
 from .base import PartialLabelLoss
 
@@ -48,3 +48,19 @@ class ANLSLoss(PartialLabelLoss):
     loss_fn = assume_negative_loss
     hyperparameters = hyperparameters_of(
         assume_negative_loss, 'negatives_only', smoothing=0.1)
+
+    def __init__(self,
+                 *,
+                 smoothing: float = 0.1,
+                 negatives_only: bool = False,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(
+            self, smoothing=smoothing, negatives_only=negatives_only)
+        self.smoothing = checked.smoothing
+        self.negatives_only = checked.negatives_only

@@ -5,17 +5,22 @@ registered ``nn.Module`` built on :class:`PartialLabelLoss`, which takes its
 hyperparameters from that declaration.
 """
 import functools
-import inspect
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch.nn as nn
 from torch import Tensor
 
-from mmlml.utils.hyperparameters import (REQUIRED, Hyperparameter,
-                                         check_hparam, check_hyperparameters)
+from mmlml.utils.hyperparameters import (REQUIRED, Hyperparameter, Real,
+                                         check_hyperparameters)
 from .utils import check_reduction, prepare_inputs, reduce_loss
 
-__all__ = ['check_use_sigmoid', 'partial_label_loss', 'PartialLabelLoss']
+__all__ = [
+    'LOSS_WEIGHT', 'check_use_sigmoid', 'partial_label_loss',
+    'PartialLabelLoss'
+]
+
+#: The multiplier of a loss module.
+LOSS_WEIGHT = Real(1.0, low=0)
 
 
 def check_use_sigmoid(owner: str, use_sigmoid: Any) -> None:
@@ -125,12 +130,25 @@ class PartialLabelLoss(nn.Module):
 
     A subclass sets ``loss_fn``, a functional loss made with
     :func:`partial_label_loss`, and ``hyperparameters``, the declarations
-    of the keyword arguments it takes besides ``reduction`` and
-    ``loss_weight`` (usually the functional form's, through
-    :func:`~.hyperparameters.hyperparameters_of`). The constructor
-    validates them once, stores each as an attribute of the same name and
-    refuses unknown names; :meth:`loss_kwargs` passes them to ``loss_fn``
-    (a subclass whose arguments differ from ``loss_fn``'s, or change with
+    of the keyword arguments it takes besides ``reduction``,
+    ``loss_weight`` and ``use_sigmoid`` (usually the functional form's,
+    through :func:`~.hyperparameters.hyperparameters_of`). Its constructor
+    lists them with their declared defaults, passes the three fixed ones
+    to this one, validates its own with one
+    :func:`~mmlml.utils.hyperparameters.check_settings` call and stores
+    each as an attribute of the same name (``self.gamma = ...``), e.g.::
+
+        def __init__(self, *, gamma=2.0, reduction='mean',
+                     loss_weight=1.0, use_sigmoid=True):
+            super().__init__(reduction=reduction, loss_weight=loss_weight,
+                             use_sigmoid=use_sigmoid)
+            checked = check_settings(self, gamma=gamma)
+            self.gamma = checked.gamma
+
+    A loss without hyperparameters writes no constructor. A test compares
+    every registered loss's signature with its declaration.
+    :meth:`loss_kwargs` passes the hyperparameters to ``loss_fn`` (a
+    subclass whose arguments differ from ``loss_fn``'s, or change with
     the training progress, overrides it) and ``repr`` prints them.
 
     The forward signature is MMPretrain's, so any mmlml loss drops into the
@@ -148,7 +166,6 @@ class PartialLabelLoss(nn.Module):
             ``type`` of a stock multi-label loss
             (``CrossEntropyLoss(use_sigmoid=True)``), e.g. with
             ``--cfg-options model.head.loss.type=HillLoss``, keeps working.
-        **hyperparameters: The subclass's declared hyperparameters.
 
     Shape:
         - cls_score: ``(N, C)`` logits.
@@ -167,50 +184,15 @@ class PartialLabelLoss(nn.Module):
     #: The hook that writes that state (named in the errors).
     state_hook: Optional[str] = None
 
-    def __init_subclass__(cls, **kwargs):
-        """Give the subclass a constructor whose signature lists its
-        declared hyperparameters (for ``inspect``, ``help`` and docs)."""
-        super().__init_subclass__(**kwargs)
-        if '__init__' not in cls.__dict__:
-
-            def __init__(self, **kwargs):
-                super(cls, self).__init__(**kwargs)
-
-            cls.__init__ = __init__
-        elif list(inspect.signature(
-                cls.__init__).parameters) != ['self', 'kwargs']:
-            return  # a constructor with a signature of its own
-        keyword = inspect.Parameter.KEYWORD_ONLY
-        params = [inspect.Parameter('self', inspect.Parameter.POSITIONAL_ONLY)]
-        params += [
-            inspect.Parameter(
-                name,
-                keyword,
-                default=(inspect.Parameter.empty
-                         if spec.default is REQUIRED else spec.default))
-            for name, spec in cls.hyperparameters.items()
-        ]
-        params += [
-            inspect.Parameter('reduction', keyword, default='mean'),
-            inspect.Parameter('loss_weight', keyword, default=1.0),
-            inspect.Parameter('use_sigmoid', keyword, default=True)
-        ]
-        cls.__init__.__signature__ = inspect.Signature(params)
-
     def __init__(self,
                  *,
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
-                 use_sigmoid: bool = True,
-                 **hyperparameters: Any):
+                 use_sigmoid: bool = True):
         super().__init__()
         check_use_sigmoid(type(self).__name__, use_sigmoid)
         self.reduction = check_reduction(reduction)
-        self.loss_weight = check_hparam('loss_weight', loss_weight, low=0)
-        values = check_hyperparameters(self.hyperparameters, hyperparameters,
-                                       type(self).__name__)
-        for name, value in values.items():
-            setattr(self, name, value)
+        self.loss_weight = LOSS_WEIGHT.validate('loss_weight', loss_weight)
 
     def loss_kwargs(self, cls_score: Tensor) -> Dict[str, Any]:
         """Hyperparameters passed to ``loss_fn`` at this call (tensors of

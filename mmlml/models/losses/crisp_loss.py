@@ -12,7 +12,8 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import Choice, hyperparameters_of
+from mmlml.utils.hyperparameters import (Choice, check_settings,
+                                         hyperparameters_of)
 from .base import PartialLabelLoss, partial_label_loss
 from .utils import POSITIVE, check_values, soft_bce
 
@@ -177,3 +178,16 @@ class CRISPLoss(PartialLabelLoss):
     hyperparameters = hyperparameters_of(crisp_loss)
     state_inputs = ('class_priors', 'positive_rates', 'prior_estimated')
     state_hook = 'ClassPriorHook'
+
+    def __init__(self,
+                 *,
+                 correction: str = 'abs',
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(self, correction=correction)
+        self.correction = checked.correction

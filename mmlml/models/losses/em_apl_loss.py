@@ -9,7 +9,8 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import Real, hyperparameters_of
+from mmlml.utils.hyperparameters import (Real, check_settings,
+                                         hyperparameters_of)
 from .base import PartialLabelLoss, partial_label_loss
 from .em_loss import em_loss
 from .utils import UNKNOWN, prepare_pseudo_labels, soft_bce
@@ -80,3 +81,18 @@ class EMAPLLoss(PartialLabelLoss):
     hyperparameters = hyperparameters_of(em_apl_loss)
     state_inputs = ('pseudo_labels', )
     state_hook = 'APLHook'
+
+    def __init__(self,
+                 *,
+                 alpha: float = 0.1,
+                 beta: float = 0.9,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(self, alpha=alpha, beta=beta)
+        self.alpha = checked.alpha
+        self.beta = checked.beta

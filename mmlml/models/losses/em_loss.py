@@ -6,7 +6,8 @@ Positive Labels", ECCV 2022 (official code: SPML-AckTheUnknown).
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import Real, hyperparameters_of
+from mmlml.utils.hyperparameters import (Real, check_settings,
+                                         hyperparameters_of)
 from .base import PartialLabelLoss, partial_label_loss
 from .utils import by_state, entropy, focal_negative, focal_positive
 
@@ -75,3 +76,16 @@ class EMLoss(PartialLabelLoss):
 
     loss_fn = em_loss
     hyperparameters = hyperparameters_of(em_loss)
+
+    def __init__(self,
+                 *,
+                 alpha: float = 0.1,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(self, alpha=alpha)
+        self.alpha = checked.alpha

@@ -2,7 +2,8 @@
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import Real, hyperparameters_of
+from mmlml.utils.hyperparameters import (REQUIRED, Real, check_settings,
+                                         hyperparameters_of)
 from .base import PartialLabelLoss, partial_label_loss
 from .utils import by_state, entropy, focal_negative, focal_positive
 
@@ -58,3 +59,16 @@ class EntMinLoss(PartialLabelLoss):
 
     loss_fn = entmin_loss
     hyperparameters = hyperparameters_of(entmin_loss)
+
+    def __init__(self,
+                 *,
+                 alpha: float = REQUIRED,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(self, alpha=alpha)
+        self.alpha = checked.alpha

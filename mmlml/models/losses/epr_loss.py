@@ -3,7 +3,8 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import Real, hyperparameters_of
+from mmlml.utils.hyperparameters import (REQUIRED, Real, check_settings,
+                                         hyperparameters_of)
 from .base import PartialLabelLoss, partial_label_loss
 from .utils import by_state, focal_negative, focal_positive
 
@@ -98,3 +99,16 @@ class EPRLoss(PartialLabelLoss):
 
     loss_fn = epr_loss
     hyperparameters = hyperparameters_of(epr_loss)
+
+    def __init__(self,
+                 *,
+                 expected_positives: float = REQUIRED,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(self, expected_positives=expected_positives)
+        self.expected_positives = checked.expected_positives

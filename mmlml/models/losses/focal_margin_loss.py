@@ -10,7 +10,8 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import Real, hyperparameters_of
+from mmlml.utils.hyperparameters import (Real, check_settings,
+                                         hyperparameters_of)
 from .base import PartialLabelLoss, partial_label_loss
 from .utils import POSITIVE, focal_negative, focal_positive
 
@@ -83,3 +84,21 @@ class FocalMarginLoss(PartialLabelLoss):
 
     loss_fn = focal_margin_loss
     hyperparameters = hyperparameters_of(focal_margin_loss)
+
+    def __init__(self,
+                 *,
+                 margin: float = 1.0,
+                 gamma: float = 2.0,
+                 gamma_neg: float = 0.0,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(
+            self, margin=margin, gamma=gamma, gamma_neg=gamma_neg)
+        self.margin = checked.margin
+        self.gamma = checked.gamma
+        self.gamma_neg = checked.gamma_neg

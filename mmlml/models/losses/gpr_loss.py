@@ -19,13 +19,14 @@ from the model's own predictions. A soft value ``s`` in ``(0, 1)`` is
 accepted (see :class:`GPRLoss`); a pseudo-label on an observed entry
 (target 1 or -1) is ignored.
 """
-from typing import Any, Dict, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import Real, RealTuple, hyperparameters_of
+from mmlml.utils.hyperparameters import (REQUIRED, Real, RealTuple, Rule,
+                                         check_settings, hyperparameters_of)
 from .base import partial_label_loss
 from .epr_loss import epr_loss, expected_positive_penalty
 from .gr_loss import GRLoss, gr_loss, gr_loss_with_weights
@@ -33,16 +34,12 @@ from .utils import UNKNOWN, focal_negative, prepare_pseudo_labels, soft_bce
 
 __all__ = ['GPRLoss', 'gpr_loss']
 
-
-def check_pseudo_positive_range(lam: Sequence[float]) -> None:
-    """Refuse ``lam = (lam1, lam2)`` unless ``0 <= lam2 <= lam1 <= 1``
-    (the weight ``1 - v`` of a pseudo-positive is clipped to
-    ``[lam2, lam1]``)."""
-    lam1, lam2 = lam
-    if not 0 <= lam2 <= lam1 <= 1:
-        raise ValueError('lam = (lam1, lam2) must satisfy 0 <= lam2 <= lam1 '
-                         '<= 1: the weight 1 - v of a pseudo-positive is '
-                         f'clipped to [lam2, lam1]; got {tuple(lam)!r}')
+#: ``lam = (lam1, lam2)`` with ``0 <= lam2 <= lam1 <= 1`` (the weight
+#: ``1 - v`` of a pseudo-positive is clipped to ``[lam2, lam1]``).
+PSEUDO_POSITIVE_RANGE = Rule(
+    lambda lam: 0 <= lam[1] <= lam[0] <= 1,
+    'lam = (lam1, lam2) must satisfy 0 <= lam2 <= lam1 <= 1: the weight '
+    '1 - v of a pseudo-positive is clipped to [lam2, lam1]; got {lam!r}')
 
 
 @partial_label_loss(
@@ -67,7 +64,7 @@ def gpr_loss(cls_score: Tensor, target: Tensor, w: float, b: float, mu: float,
     these shares too (the batch mean inside the regulariser is
     unweighted).
     """
-    check_pseudo_positive_range(lam)
+    PSEUDO_POSITIVE_RANGE.check('gpr_loss', dict(lam=tuple(lam)))
     num_samples, num_classes = cls_score.shape
     if expected_positives > num_classes:
         raise ValueError(f'expected_positives ({expected_positives}) '
@@ -199,12 +196,49 @@ class GPRLoss(GRLoss):
         **GRLoss.hyperparameters,
         **hyperparameters_of(gpr_loss, 'rho', 'lam', 'reg',
                              'expected_positives'))
+    rules = (*GRLoss.rules, PSEUDO_POSITIVE_RANGE)
     state_inputs = ('pseudo_labels', )
     state_hook = 'VLPseudoLabelHook'
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        check_pseudo_positive_range(self.lam)
+    def __init__(self,
+                 *,
+                 q2: float = 0.01,
+                 q3: float = 1.0,
+                 beta: Sequence[float] = (0, 2, -2, -2),
+                 alpha: Sequence[float] = (0.5, 2, 0.8, 0.5),
+                 linear_init: int = 0,
+                 schedule: str = 'official',
+                 max_epochs: Optional[int] = None,
+                 q1: float = 0.0,
+                 rho: float = 0.9,
+                 lam: Sequence[float] = (0.7, 0.5),
+                 reg: float = 0.001,
+                 expected_positives: float = REQUIRED,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            q2=q2,
+            q3=q3,
+            beta=beta,
+            alpha=alpha,
+            linear_init=linear_init,
+            schedule=schedule,
+            max_epochs=max_epochs,
+            q1=q1,
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(
+            self,
+            rho=rho,
+            lam=lam,
+            reg=reg,
+            expected_positives=expected_positives)
+        self.rho = checked.rho
+        self.lam = checked.lam
+        self.reg = checked.reg
+        self.expected_positives = checked.expected_positives
 
     def loss_kwargs(self, cls_score: Tensor) -> Dict[str, Any]:
         return dict(

@@ -3,7 +3,7 @@
 Chen et al., "Boosting Single Positive Multi-label Classification with
 Generalized Robust Loss", IJCAI 2024 (official code: GRLoss).
 """
-from typing import Dict, Optional, Union
+from typing import Dict, Optional, Sequence, Union
 
 import torch
 import torch.nn.functional as F
@@ -11,7 +11,8 @@ from torch import Tensor
 
 from mmlml.registry import MODELS
 from mmlml.utils.hyperparameters import (Choice, Hyperparameter, Integer, Real,
-                                         RealTuple, hyperparameters_of)
+                                         RealTuple, Rule, check_settings,
+                                         hyperparameters_of)
 from mmlml.utils.progress import TrainingProgress
 from .base import PartialLabelLoss, partial_label_loss
 from .utils import by_state, focal_negative
@@ -216,12 +217,46 @@ class GRLoss(TrainingProgress, PartialLabelLoss):
         schedule=Choice('official', options=SCHEDULES),
         max_epochs=Integer(None, low=1, optional=True),
         q1=ROBUSTNESS['q1'])
+    rules = (Rule(
+        lambda alpha: alpha[1] > 0 and alpha[3] > 0,
+        'the sigmas of alpha (its 2nd and 4th values) must be > 0, got '
+        '{alpha!r}'), )
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        if not (self.alpha[1] > 0 and self.alpha[3] > 0):
-            raise ValueError('the sigmas of alpha (its 2nd and 4th values) '
-                             f'must be > 0, got {self.alpha!r}')
+    def __init__(self,
+                 *,
+                 q2: float = 0.01,
+                 q3: float = 1.0,
+                 beta: Sequence[float] = (0, 2, -2, -2),
+                 alpha: Sequence[float] = (0.5, 2, 0.8, 0.5),
+                 linear_init: int = 0,
+                 schedule: str = 'official',
+                 max_epochs: Optional[int] = None,
+                 q1: float = 0.0,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(
+            self,
+            q2=q2,
+            q3=q3,
+            beta=beta,
+            alpha=alpha,
+            linear_init=linear_init,
+            schedule=schedule,
+            max_epochs=max_epochs,
+            q1=q1)
+        self.q2 = checked.q2
+        self.q3 = checked.q3
+        self.beta = checked.beta
+        self.alpha = checked.alpha
+        self.linear_init = checked.linear_init
+        self.schedule = checked.schedule
+        self.max_epochs = checked.max_epochs
+        self.q1 = checked.q1
 
     @property
     def min_epochs(self) -> int:

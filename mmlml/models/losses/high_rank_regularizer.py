@@ -8,8 +8,8 @@ import torch.nn as nn
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import Real, check_hparam
-from .base import check_use_sigmoid
+from mmlml.utils.hyperparameters import Real, check_settings
+from .base import LOSS_WEIGHT, check_use_sigmoid
 from .utils import check_reduction, prepare_inputs
 
 __all__ = ['HighRankRegularizer', 'high_rank_loss']
@@ -110,14 +110,18 @@ class HighRankRegularizer(nn.Module):
             :class:`~.base.PartialLabelLoss`).
     """
 
+    hyperparameters = dict(loss_weight=LOSS_WEIGHT.with_default(1e-3), eps=EPS)
+
     def __init__(self,
+                 *,
                  loss_weight: float = 1e-3,
                  eps: float = 1e-3,
                  use_sigmoid: bool = True):
         super().__init__()
         check_use_sigmoid('HighRankRegularizer', use_sigmoid)
-        self.loss_weight = check_hparam('loss_weight', loss_weight, low=0)
-        self.eps = EPS.validate('eps', eps)
+        checked = check_settings(self, loss_weight=loss_weight, eps=eps)
+        self.loss_weight = checked.loss_weight
+        self.eps = checked.eps
 
     def forward(self,
                 cls_score: Tensor,

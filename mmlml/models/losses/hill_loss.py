@@ -11,7 +11,8 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import Real, hyperparameters_of
+from mmlml.utils.hyperparameters import (Real, check_settings,
+                                         hyperparameters_of)
 from .base import PartialLabelLoss, partial_label_loss
 from .utils import POSITIVE, focal_positive
 
@@ -80,3 +81,20 @@ class HillLoss(PartialLabelLoss):
 
     loss_fn = hill_loss
     hyperparameters = hyperparameters_of(hill_loss)
+
+    def __init__(self,
+                 *,
+                 lamb: float = 1.5,
+                 margin: float = 1.0,
+                 gamma: float = 2.0,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(self, lamb=lamb, margin=margin, gamma=gamma)
+        self.lamb = checked.lamb
+        self.margin = checked.margin
+        self.gamma = checked.gamma

@@ -12,7 +12,7 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import (Choice, Integer, Real,
+from mmlml.utils.hyperparameters import (Choice, Integer, Real, check_settings,
                                          hyperparameters_of)
 from mmlml.utils.progress import TrainingProgress
 from .base import PartialLabelLoss, partial_label_loss
@@ -302,8 +302,20 @@ class LargeLoss(TrainingProgress, PartialLabelLoss):
     hyperparameters = hyperparameters_of(large_loss, 'mode', 'delta_rel')
     state_hook = 'LargeLossCorrectionHook'
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(self,
+                 *,
+                 mode: str = 'rejection',
+                 delta_rel: float = 0.002,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(self, mode=mode, delta_rel=delta_rel)
+        self.mode = checked.mode
+        self.delta_rel = checked.delta_rel
         if self.mode == 'permanent':
             # Only LL-Cp reads per-sample state: its earlier corrections.
             self.state_inputs = ('pseudo_labels', )

@@ -10,11 +10,17 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import Real, check_hparam, hyperparameters_of
+from mmlml.utils.hyperparameters import (Real, Rule, check_settings,
+                                         hyperparameters_of)
 from .base import PartialLabelLoss, partial_label_loss
 from .utils import POSITIVE, UNKNOWN, by_state, focal_negative, focal_positive
 
 __all__ = ['lasd_lambda_neg', 'lasd_loss', 'LASDLoss']
+
+LAMBDA_POS = Real(0.1, low=0)
+#: The mean number of positives of an image, from which ``lambda_neg`` is
+#: computed.
+EXPECTED_POSITIVES = Real(None, low=1, optional=True)
 
 
 def lasd_lambda_neg(lambda_pos: float, num_positives: Union[float, Tensor],
@@ -33,12 +39,12 @@ def lasd_lambda_neg(lambda_pos: float, num_positives: Union[float, Tensor],
     Returns:
         float | Tensor: :math:`\lambda_-`, of the type of ``num_positives``.
     """
-    check_hparam('lambda_pos', lambda_pos, low=0)
+    LAMBDA_POS.validate('lambda_pos', lambda_pos)
     if isinstance(num_positives, Tensor):
         count = num_positives.clamp(min=1, max=max(num_classes - 1, 1))
         return (1 + lambda_pos *
                 (count - 1)) / (num_classes - count).clamp(min=1)
-    check_hparam('expected_positives', num_positives, low=1)
+    EXPECTED_POSITIVES.validate('expected_positives', num_positives)
     if num_positives >= num_classes:
         raise ValueError('expected_positives must be smaller than the '
                          f'number of classes {num_classes}, got '
@@ -47,20 +53,19 @@ def lasd_lambda_neg(lambda_pos: float, num_positives: Union[float, Tensor],
         num_classes - num_positives)
 
 
-def _check_leverage(lambda_neg: Optional[float],
-                    expected_positives: Optional[float]) -> None:
-    """``lambda_neg`` is given or computed from ``expected_positives``."""
-    if lambda_neg is not None and expected_positives is not None:
-        raise ValueError(
-            'give lambda_neg or expected_positives (from which lambda_neg '
-            f'is computed), not both; got lambda_neg={lambda_neg!r}, '
-            f'expected_positives={expected_positives!r}')
+#: ``lambda_neg`` is given or computed from ``expected_positives``.
+LEVERAGE = Rule(
+    lambda lambda_neg, expected_positives: lambda_neg is None or
+    expected_positives is None,
+    'give lambda_neg or expected_positives (from which lambda_neg is '
+    'computed), not both; got lambda_neg={lambda_neg!r}, '
+    'expected_positives={expected_positives!r}')
 
 
 @partial_label_loss(
-    lambda_pos=Real(0.1, low=0),
+    lambda_pos=LAMBDA_POS,
     lambda_neg=Real(None, low=0, optional=True),
-    expected_positives=Real(None, low=1, optional=True),
+    expected_positives=EXPECTED_POSITIVES,
     tau=Real(0.9, low=0, high=1),
     gamma_pos=Real(0.0, low=0),
     gamma_neg=Real(4.0, low=0),
@@ -72,7 +77,9 @@ def lasd_loss(cls_score: Tensor, target: Tensor, lambda_pos: float,
     """LASD, functional form: the formula, the arguments and their defaults
     are :class:`LASDLoss`'s, plus ``weight``, ``reduction`` and
     ``avg_factor`` as in MMPretrain's losses."""
-    _check_leverage(lambda_neg, expected_positives)
+    LEVERAGE.check(
+        'lasd_loss',
+        dict(lambda_neg=lambda_neg, expected_positives=expected_positives))
     if lambda_neg is None:
         num_positives = expected_positives
         if num_positives is None:
@@ -198,7 +205,37 @@ class LASDLoss(PartialLabelLoss):
 
     loss_fn = lasd_loss
     hyperparameters = hyperparameters_of(lasd_loss)
+    rules = (LEVERAGE, )
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        _check_leverage(self.lambda_neg, self.expected_positives)
+    def __init__(self,
+                 *,
+                 lambda_pos: float = 0.1,
+                 lambda_neg: Optional[float] = None,
+                 expected_positives: Optional[float] = None,
+                 tau: float = 0.9,
+                 gamma_pos: float = 0.0,
+                 gamma_neg: float = 4.0,
+                 observed_negative_weight: Optional[float] = None,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(
+            self,
+            lambda_pos=lambda_pos,
+            lambda_neg=lambda_neg,
+            expected_positives=expected_positives,
+            tau=tau,
+            gamma_pos=gamma_pos,
+            gamma_neg=gamma_neg,
+            observed_negative_weight=observed_negative_weight)
+        self.lambda_pos = checked.lambda_pos
+        self.lambda_neg = checked.lambda_neg
+        self.expected_positives = checked.expected_positives
+        self.tau = checked.tau
+        self.gamma_pos = checked.gamma_pos
+        self.gamma_neg = checked.gamma_neg
+        self.observed_negative_weight = checked.observed_negative_weight

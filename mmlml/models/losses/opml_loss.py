@@ -11,14 +11,21 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import (Real, check_hyperparameters,
-                                         hyperparameters_of)
+from mmlml.utils.hyperparameters import (Real, Rule, check_hyperparameters,
+                                         check_settings, hyperparameters_of)
 from .base import PartialLabelLoss, partial_label_loss
 from .utils import check_reduction, check_values
 
 __all__ = ['OPMLLoss', 'opml_loss']
 
 CONSTANT = Real(1.0, low=0, low_open=True)
+#: The margins are another spelling of the constants: one of each pair.
+POS_MARGIN_RULE = Rule(
+    lambda a, pos_margin: pos_margin is None or a == 1.0,
+    'give either a or pos_margin, got a={a!r} and pos_margin={pos_margin!r}')
+NEG_MARGIN_RULE = Rule(
+    lambda b, neg_margin: neg_margin is None or b == 1.0,
+    'give either b or neg_margin, got b={b!r} and neg_margin={neg_margin!r}')
 
 
 def _log_sum_exp(log_constant: float, mass: Tensor,
@@ -177,21 +184,32 @@ class OPMLLoss(PartialLabelLoss):
         **hyperparameters_of(opml_loss),
         pos_margin=Real(None, optional=True),
         neg_margin=Real(None, optional=True))
+    rules = (POS_MARGIN_RULE, NEG_MARGIN_RULE)
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(self,
+                 *,
+                 a: float = 1.0,
+                 b: float = 1.0,
+                 pos_margin: Optional[float] = None,
+                 neg_margin: Optional[float] = None,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(
+            self, a=a, b=b, pos_margin=pos_margin, neg_margin=neg_margin)
+        self.a = checked.a
+        self.b = checked.b
+        self.pos_margin = checked.pos_margin
+        self.neg_margin = checked.neg_margin
         # The margins are another spelling of the constants.
-        for name, margin_name, sign in (('a', 'pos_margin', -1),
-                                        ('b', 'neg_margin', 1)):
-            margin = getattr(self, margin_name)
-            if margin is None:
-                continue
-            if getattr(self, name) != 1.0:
-                raise ValueError(f'give either {name} or {margin_name}, got '
-                                 f'{name}={getattr(self, name)!r} and '
-                                 f'{margin_name}={margin!r}')
-            setattr(self, name, CONSTANT.validate(name,
-                                                  math.exp(sign * margin)))
+        if self.pos_margin is not None:
+            self.a = CONSTANT.validate('a', math.exp(-self.pos_margin))
+        if self.neg_margin is not None:
+            self.b = CONSTANT.validate('b', math.exp(self.neg_margin))
 
     def loss_kwargs(self, cls_score: Tensor) -> Dict:
         return dict(a=self.a, b=self.b)

@@ -10,7 +10,8 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import Real, check_hyperparameters
+from mmlml.utils.hyperparameters import (Real, check_hyperparameters,
+                                         check_settings)
 from .opml_loss import OPMLLoss, opml_loss
 from .utils import (check_reduction, check_values, prepare_inputs,
                     prepare_pseudo_labels)
@@ -174,6 +175,27 @@ class OPMLSPLoss(OPMLLoss):
     hyperparameters = dict(**OPMLLoss.hyperparameters, rho=RHO)
     state_inputs = ('pseudo_labels', 'class_ap')
     state_hook = 'ClassAPCorrectionHook'
+
+    def __init__(self,
+                 *,
+                 a: float = 1.0,
+                 b: float = 1.0,
+                 pos_margin: Optional[float] = None,
+                 neg_margin: Optional[float] = None,
+                 rho: float = 1.0,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            a=a,
+            b=b,
+            pos_margin=pos_margin,
+            neg_margin=neg_margin,
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(self, rho=rho)
+        self.rho = checked.rho
 
     def loss_kwargs(self, cls_score: Tensor) -> Dict:
         return dict(super().loss_kwargs(cls_score), rho=self.rho)

@@ -6,7 +6,8 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import Flag, Real, hyperparameters_of
+from mmlml.utils.hyperparameters import (Flag, Real, check_settings,
+                                         hyperparameters_of)
 from .base import PartialLabelLoss, partial_label_loss
 from .utils import POSITIVE, focal_negative, focal_positive
 
@@ -106,3 +107,27 @@ class PartialAsymmetricLoss(PartialLabelLoss):
         gamma_neg=4.0,
         clip=0.05,
         detach_focal_weight=True)
+
+    def __init__(self,
+                 *,
+                 gamma_pos: float = 0.0,
+                 gamma_neg: float = 4.0,
+                 clip: float = 0.05,
+                 detach_focal_weight: bool = True,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(
+            self,
+            gamma_pos=gamma_pos,
+            gamma_neg=gamma_neg,
+            clip=clip,
+            detach_focal_weight=detach_focal_weight)
+        self.gamma_pos = checked.gamma_pos
+        self.gamma_neg = checked.gamma_neg
+        self.clip = checked.clip
+        self.detach_focal_weight = checked.detach_focal_weight

@@ -1,10 +1,10 @@
 """Sigmoid focal loss with unannotated labels assumed negative."""
-from typing import Dict
+from typing import Dict, Optional
 
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import Real
+from mmlml.utils.hyperparameters import Real, check_settings
 from .base import PartialLabelLoss
 from .partial_asymmetric_loss import asymmetric_focal_loss
 
@@ -47,6 +47,21 @@ class PartialFocalLoss(PartialLabelLoss):
     loss_fn = asymmetric_focal_loss
     hyperparameters = dict(
         gamma=Real(2.0, low=0), alpha=Real(0.75, low=0, high=1, optional=True))
+
+    def __init__(self,
+                 *,
+                 gamma: float = 2.0,
+                 alpha: Optional[float] = 0.75,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(self, gamma=gamma, alpha=alpha)
+        self.gamma = checked.gamma
+        self.alpha = checked.alpha
 
     def loss_kwargs(self, cls_score: Tensor) -> Dict:
         pos_weight, neg_weight = ((1.0, 1.0) if self.alpha is None else

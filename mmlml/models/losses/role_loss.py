@@ -5,7 +5,8 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import hyperparameters_of
+from mmlml.utils.hyperparameters import (REQUIRED, check_settings,
+                                         hyperparameters_of)
 from .base import PartialLabelLoss, partial_label_loss
 from .epr_loss import epr_loss, expected_positive_penalty
 from .utils import (by_state, check_state_tensor, focal_negative,
@@ -139,6 +140,19 @@ class ROLELoss(PartialLabelLoss):
     hyperparameters = hyperparameters_of(role_loss)
     state_inputs = ('label_estimates', )
     state_hook = 'LabelEstimatorHook'
+
+    def __init__(self,
+                 *,
+                 expected_positives: float = REQUIRED,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(self, expected_positives=expected_positives)
+        self.expected_positives = checked.expected_positives
 
     def check_state(self, state: Dict[str, Any]) -> None:
         """Refuse a call without the estimator's logits, saying how to set

@@ -5,13 +5,14 @@ Zhang, Y., Cheng, Y., Huang, X., Wen, F., Feng, R., Li, Y. and Guo, Y.
 Labels" (eq. 10). Official code:
 https://github.com/xinyu1205/robust-loss-mlml.
 """
-from typing import Dict, Union
+from typing import Dict, Optional, Union
 
 import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import Flag, Integer, Real, hyperparameters_of
+from mmlml.utils.hyperparameters import (Flag, Integer, Real, check_settings,
+                                         hyperparameters_of)
 from mmlml.utils.progress import TrainingProgress
 from .base import PartialLabelLoss, partial_label_loss
 from .utils import POSITIVE, UNKNOWN, focal_negative, focal_positive
@@ -195,12 +196,47 @@ class SPLCLoss(TrainingProgress, PartialLabelLoss):
         **hyperparameters_of(splc_loss, 'clip', 'pseudo_margin',
                              'detach_focal_weight'))
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(self,
+                 *,
+                 tau: float = 0.6,
+                 change_epoch: int = 1,
+                 margin: float = 1.0,
+                 gamma: float = 2.0,
+                 gamma_pos: Optional[float] = None,
+                 gamma_neg: Optional[float] = None,
+                 clip: float = 0.0,
+                 pseudo_margin: bool = False,
+                 detach_focal_weight: bool = False,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(
+            self,
+            tau=tau,
+            change_epoch=change_epoch,
+            margin=margin,
+            gamma=gamma,
+            gamma_pos=gamma_pos,
+            gamma_neg=gamma_neg,
+            clip=clip,
+            pseudo_margin=pseudo_margin,
+            detach_focal_weight=detach_focal_weight)
+        self.tau = checked.tau
+        self.change_epoch = checked.change_epoch
+        self.margin = checked.margin
+        self.gamma = checked.gamma
         # ``gamma`` is the default of both focusing parameters.
-        for name in ('gamma_pos', 'gamma_neg'):
-            if getattr(self, name) is None:
-                setattr(self, name, self.gamma)
+        self.gamma_pos = (
+            checked.gamma if checked.gamma_pos is None else checked.gamma_pos)
+        self.gamma_neg = (
+            checked.gamma if checked.gamma_neg is None else checked.gamma_neg)
+        self.clip = checked.clip
+        self.pseudo_margin = checked.pseudo_margin
+        self.detach_focal_weight = checked.detach_focal_weight
 
     def correcting(self, cls_score: Tensor) -> Union[bool, Tensor]:
         """Whether the correction is on at the current epoch (a 0-dim

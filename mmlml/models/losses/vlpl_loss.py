@@ -20,7 +20,8 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import Real, hyperparameters_of
+from mmlml.utils.hyperparameters import (Real, check_settings,
+                                         hyperparameters_of)
 from .base import PartialLabelLoss, partial_label_loss
 from .em_loss import em_loss
 from .utils import UNKNOWN, prepare_pseudo_labels, soft_bce
@@ -139,3 +140,27 @@ class VLPLLoss(PartialLabelLoss):
     hyperparameters = hyperparameters_of(vlpl_loss)
     state_inputs = ('pseudo_labels', )
     state_hook = 'VLPseudoLabelHook'
+
+    def __init__(self,
+                 *,
+                 alpha: float = 0.1,
+                 beta_pos: float = 0.7,
+                 beta_neg: float = 0.0,
+                 smoothing: float = 0.1,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(
+            self,
+            alpha=alpha,
+            beta_pos=beta_pos,
+            beta_neg=beta_neg,
+            smoothing=smoothing)
+        self.alpha = checked.alpha
+        self.beta_pos = checked.beta_pos
+        self.beta_neg = checked.beta_neg
+        self.smoothing = checked.smoothing

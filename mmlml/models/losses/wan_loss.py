@@ -1,7 +1,9 @@
 """Weak assume negative (WAN / DW): AN with the assumed negatives
 down-weighted."""
+from typing import Optional
+
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import hyperparameters_of
+from mmlml.utils.hyperparameters import check_settings, hyperparameters_of
 from .an_loss import assume_negative_loss
 from .base import PartialLabelLoss
 
@@ -38,3 +40,16 @@ class WANLoss(PartialLabelLoss):
 
     loss_fn = assume_negative_loss
     hyperparameters = hyperparameters_of(assume_negative_loss, neg_weight=None)
+
+    def __init__(self,
+                 *,
+                 neg_weight: Optional[float] = None,
+                 reduction: str = 'mean',
+                 loss_weight: float = 1.0,
+                 use_sigmoid: bool = True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        checked = check_settings(self, neg_weight=neg_weight)
+        self.neg_weight = checked.neg_weight

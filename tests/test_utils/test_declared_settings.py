@@ -1,0 +1,302 @@
+"""One way to declare a setting: every class mmlml registers in MODELS,
+HOOKS, METRICS and PARAM_SCHEDULERS has an explicit keyword constructor
+whose parameters are exactly its declared settings (``hyperparameters``)
+with their declared defaults, plus the fixed arguments of its kind:
+
+* losses built on ``PartialLabelLoss``: ``reduction='mean'``,
+  ``loss_weight=1.0``, ``use_sigmoid=True``; the other registered loss
+  modules: ``use_sigmoid=True`` (accepted from stock loss configs);
+* metrics (MMEngine's ``BaseMetric``): ``collect_device='cpu'``,
+  ``prefix=None``;
+* parameter schedulers: the ``optimizer`` the Runner passes;
+* a class whose parent is an MMPretrain or MMEngine component (a head, a
+  backbone, a scheduler) may also pass ``*args``/``**kwargs`` on to it,
+  and a class that keeps its stock parent's constructor declares nothing.
+
+A parameter added without a declaration, or a default changed in one
+place only, fails here. The second half tests the mechanism itself
+(:mod:`mmlml.utils.hyperparameters`).
+"""
+import copy
+import inspect
+import pickle
+
+import numpy as np
+import pytest
+from mmengine.evaluator import BaseMetric
+
+import mmlml.evaluation  # noqa: F401 (registers)
+import mmlml.hooks  # noqa: F401
+import mmlml.models  # noqa: F401
+import mmlml.pseudo_labellers  # noqa: F401
+import mmlml.schedulers  # noqa: F401
+from mmlml.hooks.epoch_scores_hook import WARMUP_BEFORE_END
+from mmlml.models.losses.base import PartialLabelLoss
+from mmlml.registry import HOOKS, METRICS, MODELS, PARAM_SCHEDULERS
+from mmlml.utils.hyperparameters import (REQUIRED, Flag, Integer, IntegerPair,
+                                         Real, Rule, Text, Typed,
+                                         check_hyperparameters,
+                                         check_run_rules, check_settings)
+
+#: Run values a rule may read besides the settings.
+RUN_VALUES = ('max_epochs', )
+VAR_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+def registered_classes():
+    """(registry, name, class) of every class mmlml registers."""
+    for registry in (MODELS, HOOKS, METRICS, PARAM_SCHEDULERS):
+        for name, cls in sorted(registry.module_dict.items()):
+            if cls.__module__.split('.')[0] == 'mmlml':
+                yield pytest.param(cls, id=f'{registry.name}:{name}')
+
+
+def fixed_arguments(cls) -> dict:
+    """The arguments of ``cls``'s kind that it does not declare."""
+    if issubclass(cls, PartialLabelLoss):
+        return dict(reduction='mean', loss_weight=1.0, use_sigmoid=True)
+    if cls.__module__.startswith('mmlml.models.losses.'):
+        return dict(use_sigmoid=True)
+    if issubclass(cls, BaseMetric):
+        return dict(collect_device='cpu', prefix=None)
+    if cls in PARAM_SCHEDULERS.module_dict.values():
+        return dict(optimizer=inspect.Parameter.empty)
+    return {}
+
+
+def passes_on_to_parent(cls) -> bool:
+    """Whether a parent of ``cls`` is an MMPretrain or MMEngine component
+    (not a plain ``nn.Module``, ``Hook`` or ``BaseMetric``)."""
+    plain = ('mmengine.hooks.hook', 'mmengine.evaluator.metric',
+             'mmengine.model.base_module')
+    return any(
+        base.__module__.split('.')[0] in (
+            'mmpretrain', 'mmengine') and base.__module__ not in plain
+        for base in cls.__mro__[1:])
+
+
+def signature_mismatch(cls) -> str:
+    """What is wrong with ``cls``'s constructor against its declaration
+    ('' if nothing)."""
+    # A class without a declaration takes no argument.
+    declared = getattr(cls, 'hyperparameters', {})
+    owner = getattr(cls.__init__, '__module__', None) or 'builtins'
+    if owner.split('.')[0] in ('builtins', 'mmengine', 'mmpretrain'):
+        params = []  # object's or a stock parent's constructor
+    else:
+        params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    problems = []
+    named = [p for p in params if p.kind not in VAR_KINDS]
+    if any(p.kind in VAR_KINDS for p in params) and \
+            not passes_on_to_parent(cls):
+        problems.append('takes *args/**kwargs but passes nothing on to a '
+                        'stock parent')
+    expected = [(name, spec.default) for name, spec in declared.items()]
+    expected += list(fixed_arguments(cls).items())
+    actual = [(p.name, p.default) for p in named]
+    if sorted(n for n, _ in actual) != sorted(n for n, _ in expected):
+        problems.append(f'signature {[n for n, _ in actual]} != declared '
+                        f'{[n for n, _ in expected]}')
+    else:
+        defaults = dict(expected)
+        for name, default in actual:
+            if default is not defaults[name] and default != defaults[name]:
+                problems.append(f'{name}: signature default {default!r}, '
+                                f'declared {defaults[name]!r}')
+    return '; '.join(f'{cls.__name__}: {p}' for p in problems)
+
+
+@pytest.mark.parametrize('cls', registered_classes())
+def test_signature_is_the_declaration(cls):
+    assert signature_mismatch(cls) == ''
+
+
+@pytest.mark.parametrize('cls', registered_classes())
+def test_rules_read_declared_settings(cls):
+    """A rule reads declared settings (and values of the run)."""
+    names = set(getattr(cls, 'hyperparameters', {})) | set(RUN_VALUES)
+    for rule in getattr(cls, 'rules', ()):
+        assert set(rule.names) <= names, (cls.__name__, rule.names)
+
+
+def test_all_kinds_are_covered():
+    """The registries hold losses, hooks, metrics, heads and schedulers."""
+    names = {param.values[0].__name__ for param in registered_classes()}
+    assert {
+        'HillLoss', 'APLHook', 'MultiLabelF1Metric',
+        'PartialLabelLinearClsHead', 'CosineAnnealingToEndLR'
+    } <= names
+
+
+# ------------------------------------------------ the contract catches drift
+class _Drifted(PartialLabelLoss):
+    hyperparameters = dict(gamma=Real(2.0, low=0))
+
+    def __init__(self,
+                 *,
+                 gamma=1.0,
+                 extra=3,
+                 reduction='mean',
+                 loss_weight=1.0,
+                 use_sigmoid=True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+
+
+class _Kept(PartialLabelLoss):
+    hyperparameters = dict(gamma=Real(2.0, low=0))
+
+    def __init__(self,
+                 *,
+                 gamma=2.0,
+                 reduction='mean',
+                 loss_weight=1.0,
+                 use_sigmoid=True):
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
+        self.gamma = check_settings(self, gamma=gamma).gamma
+
+
+def test_contract_reports_undeclared_parameter_and_drifted_default():
+    assert 'extra' in signature_mismatch(_Drifted)
+    drifted = type('_DefaultDrift', (_Kept, ),
+                   dict(hyperparameters=dict(gamma=Real(3.0, low=0))))
+    assert 'gamma: signature default 2.0, declared 3.0' in \
+        signature_mismatch(drifted)
+    assert signature_mismatch(_Kept) == ''
+
+
+# ------------------------------------------------------------- the mechanism
+def test_check_settings_checks_values_and_refuses_undeclared():
+    loss = _Kept(gamma=1)
+    assert loss.gamma == 1.0 and isinstance(loss.gamma, float)
+    with pytest.raises(ValueError, match=r'gamma must lie in \[0, inf\]'):
+        _Kept(gamma=-1)
+    with pytest.raises(
+            TypeError,
+            match=r'_Kept declares no setting beta: add it to '
+            r'_Kept\.hyperparameters'):
+        check_settings(loss, beta=1)
+
+
+class _Band:
+    hyperparameters = dict(low=Integer(0), high=Integer(1))
+    rules = (Rule(lambda low, high: low <= high,
+                  '{owner}: low={low} exceeds high={high}'),
+             Rule(
+                 lambda high, max_epochs: high < max_epochs,
+                 '{owner}: high={high} needs more than {max_epochs} '
+                 'epochs'))
+
+    def __init__(self, *, low=0, high=1):
+        checked = check_settings(self, low=low, high=high)
+        self.low = checked.low
+        self.high = checked.high
+
+
+def test_rules_at_construction_and_with_the_run():
+    """A rule of settings only is checked when the object is built; one
+    that reads the run when the run is known."""
+    with pytest.raises(ValueError, match='_Band: low=2 exceeds high=1'):
+        _Band(low=2)
+    band = _Band(high=5)  # max_epochs is not known yet
+    check_run_rules(band, max_epochs=6)
+    with pytest.raises(ValueError, match='_Band: high=5 needs more than 5'):
+        check_run_rules(band, max_epochs=5)
+
+
+def test_function_rules():
+    rule = Rule(lambda a, b: a != b, 'a and b must differ, got {a}')
+    declared = dict(a=Integer(0), b=Integer(1))
+    assert check_hyperparameters(declared, {}, 'f', rules=(rule, )) == \
+        dict(a=0, b=1)
+    with pytest.raises(ValueError, match='a and b must differ, got 1'):
+        check_hyperparameters(declared, dict(a=1), 'f', rules=(rule, ))
+
+
+def test_warmup_rule_is_one_rule():
+    """The warm-up hooks share one declared rule (warmup_epochs below the
+    run's epochs)."""
+    users = [
+        cls for cls in HOOKS.module_dict.values()
+        if WARMUP_BEFORE_END in getattr(cls, 'rules', ())
+    ]
+    assert {cls.__name__
+            for cls in users
+            } == {'APLHook', 'ClassAPCorrectionHook', 'ClassPriorHook'}
+    hook = HOOKS.build(dict(type='APLHook', warmup_epochs=3))
+    with pytest.raises(
+            ValueError,
+            match='APLHook: warmup_epochs=3 leaves no epoch to '
+            'pseudo-label in 3 epochs: set warmup_epochs below'):
+        check_run_rules(hook, max_epochs=3, purpose=hook.warmup_purpose)
+
+
+def test_message_error_text_and_typed():
+    flag = Flag(
+        False, message='{name} must be a bool, got {value!r}', error=TypeError)
+    with pytest.raises(TypeError, match="strict must be a bool, got 'yes'"):
+        flag.validate('strict', 'yes')
+    with pytest.raises(ValueError, match="prefix must be a non-empty str"):
+        Text('x').validate('prefix', '')
+    typed = Typed(types=(dict, ), spelled='a config dict')
+    with pytest.raises(
+            TypeError, match='labeller must be a config dict, '
+            'got str'):
+        typed.validate('labeller', 'CLIP')
+    pair = IntegerPair(224)
+    assert pair.validate('input_size', 224) == (224, 224)
+    assert pair.validate('input_size', [3, np.int64(2)]) == (3, 2)
+    for bad in (0, (1, 2, 3), 'ab', 1.5, (True, 2)):
+        with pytest.raises(
+                ValueError,
+                match='input_size must be a positive integer or '
+                'a pair of them'):
+            pair.validate('input_size', bad)
+
+
+def test_required_is_one_object_with_a_name():
+    """A signature prints ``name=REQUIRED``; copies keep its identity."""
+    assert repr(REQUIRED) == 'REQUIRED'
+    assert copy.deepcopy(REQUIRED) is REQUIRED
+    assert pickle.loads(pickle.dumps(REQUIRED)) is REQUIRED
+    with pytest.raises(ValueError, match='alpha is required'):
+        MODELS.build(dict(type='EntMinLoss'))
+
+
+@pytest.mark.parametrize(
+    'cfg', [
+        dict(type='APLHook', extra_pass='no'),
+        dict(type='ClassPriorHook', extra_pass='no'),
+        dict(type='ResumeCheckHook', allow_label_change='no'),
+        dict(type='MissingLabelDiagnosticsHook', save_histograms='no'),
+        dict(type='MissingLabelDiagnosticsHook', by_epoch='no'),
+    ],
+    ids=lambda cfg: f"{cfg['type']}-{list(cfg)[1]}")
+def test_flags_refuse_strings(cfg):
+    """A switch given as a string (``'no'`` is true in Python) is refused,
+    naming it; it used to be turned on by ``bool()``."""
+    with pytest.raises(
+            ValueError, match=f'{list(cfg)[1]} must be True or False'):
+        HOOKS.build(cfg)
+
+
+@pytest.mark.parametrize('kwargs, match', [
+    (dict(warmup=1.0), r'warmup must lie in \[0, 1\)'),
+    (dict(n_startup_trials=0), 'n_startup_trials must be an integer >= 1'),
+    (dict(trial_id=-1), 'trial_id must be a non-negative int'),
+])
+def test_pruning_hook_settings_refused_when_built(kwargs, match):
+    """The pruning hook's settings are refused when it is built, not when
+    the first epoch reports."""
+    cfg = dict(
+        type='OptunaPruningHook',
+        storage='sqlite:///unused.db',
+        study_name='study',
+        trial_id=0)
+    with pytest.raises((ValueError, TypeError), match=match):
+        HOOKS.build({**cfg, **kwargs})
