@@ -35,14 +35,12 @@ change between batches are symbolic, and of the last batch's size::
 import argparse
 import os.path as osp
 import statistics
-import sys
 import tempfile
 import time
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, ROOT)
+import torch
 
-import torch  # noqa: E402
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 #: The config timed when none is given.
 DEFAULT_CONFIG = osp.join(ROOT, 'configs', 'demo', 'hill.py')

@@ -19,19 +19,14 @@ the ROLE estimator's logits) is an example tensor of the batch; the
 estimator's logits take part in the backward pass as they do in training.
 """
 import argparse
-import os.path as osp
 import statistics
-import sys
 import time
 
-sys.path.insert(0,
-                osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
+import benchmark_losses
+import torch
+import torch.nn as nn
 
-import benchmark_losses  # noqa: E402
-import torch  # noqa: E402
-import torch.nn as nn  # noqa: E402
-
-from mmlml.models.losses import LOSS_CATALOG  # noqa: E402
+from mmlml.models.losses import LOSS_CATALOG
 
 #: The reference every loss is compared with.
 REFERENCE = 'ANLoss'

@@ -35,16 +35,13 @@ import os.path as osp
 import sys
 import time
 
-sys.path.insert(0,
-                osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
-
-from mmlml.datasets import OpenImagesMultiLabel  # noqa: E402
-from mmlml.datasets.openimages_files import (  # noqa: E402
+from mmlml.cli import add_force_argument, check_output
+from mmlml.datasets import OpenImagesMultiLabel
+from mmlml.datasets.openimages_files import (
     CLASS_DESCRIPTIONS_FILE, HUMAN_LABEL_FILES, class_display_names,
     read_class_descriptions, read_class_subset, read_human_labels)
-from mmlml.datasets.openimages_npz import save_labels  # noqa: E402
+from mmlml.datasets.openimages_npz import save_labels
 from mmlml.datasets.summary import dataset_summary, format_summary  # noqa
-from mmlml.output_files import add_force_argument, check_output  # noqa: E402
 
 
 def parse_args(argv=None):

@@ -23,7 +23,7 @@ from mmengine.runner import CheckpointLoader
 
 import mmlml  # noqa: F401  (MMEngine's checkpoint loading, as patched)
 from mmlml.checkpoint_policy import check_checkpoint_exists
-from mmlml.output_files import add_force_argument, check_output
+from mmlml.cli import add_force_argument, check_output
 
 PREFIX = 'backbone.'
 
