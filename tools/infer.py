@@ -52,7 +52,7 @@ from mmpretrain.structures import DataSample
 import mmlml  # noqa: F401  (registers modules, applies fixes)
 from mmlml.checkpoint_policy import check_checkpoint_exists
 from mmlml.cli import (add_cfg_options_argument, add_force_argument,
-                       check_output)
+                       add_model_arguments, check_output)
 from mmlml.registry import DATASETS, MODELS, TRANSFORMS
 from mmlml.utils.progress_line import ProgressLine
 
@@ -69,11 +69,7 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         description='Predict the labels of images with a multi-label '
         'classifier')
-    parser.add_argument('config', help='the config the model was trained with')
-    parser.add_argument(
-        'checkpoint',
-        help='the trained checkpoint: a file, or a URL (http(s)://, '
-        'torchvision://, open-mmlab://, s3://, ...) as for tools/test.py')
+    add_model_arguments(parser)
     parser.add_argument(
         'inputs',
         nargs='+',

@@ -19,19 +19,17 @@ from mmengine.runner import Runner
 
 import mmlml  # noqa: F401  (registers modules, applies fixes)
 from mmlml.checkpoint_policy import check_checkpoint_exists
-from mmlml.cli import (add_cfg_options_argument, add_force_argument,
-                       add_launcher_arguments, check_output, end_distributed,
-                       set_local_rank, set_work_dir)
+from mmlml.cli import (add_cfg_options_argument, add_checkpoint_argument,
+                       add_force_argument, add_launcher_arguments,
+                       check_output, end_distributed, set_local_rank,
+                       set_work_dir)
 from mmlml.datasets.checks import check_config_annotation_files
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description='Test a classifier')
     parser.add_argument('config', help='test config file path')
-    parser.add_argument(
-        'checkpoint',
-        help='checkpoint file, or a URL (http(s)://, torchvision://, '
-        'open-mmlab://, s3://, ...)')
+    add_checkpoint_argument(parser, 'the checkpoint to test')
     parser.add_argument('--work-dir', help='the dir to save logs and results')
     parser.add_argument(
         '--out',

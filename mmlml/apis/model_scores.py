@@ -4,7 +4,7 @@ the scores. Training code uses them (:class:`~mmlml.hooks.VLPseudoLabelHook`,
 :class:`~mmlml.pseudo_labellers.ModelPseudoLabeller`), as do the tools that
 relabel or analyse a training set (``tools/pseudo_label.py``,
 ``tools/analysis/missing_label_scores.py``); their command-line options are
-:mod:`mmlml.cli.scoring_options`."""
+:mod:`mmlml.cli.model_options`."""
 import sys
 from typing import Tuple
 

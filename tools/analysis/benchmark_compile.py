@@ -40,6 +40,8 @@ import time
 
 import torch
 
+from mmlml.cli import add_threads_argument
+
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 #: The config timed when none is given.
@@ -202,11 +204,7 @@ def parse_args(argv=None):
         type=int,
         default=None,
         help='batch size (default: the config\'s)')
-    parser.add_argument(
-        '--threads',
-        type=int,
-        default=1,
-        help='torch CPU threads (fixed, for stable figures)')
+    add_threads_argument(parser)
     parser.add_argument(
         '--backend', default='inductor', help='torch.compile backend')
     args = parser.parse_args(argv)

@@ -26,6 +26,7 @@ import benchmark_losses
 import torch
 import torch.nn as nn
 
+from mmlml.cli import add_threads_argument
 from mmlml.models.losses import LOSS_CATALOG
 
 #: The reference every loss is compared with.
@@ -94,11 +95,7 @@ def parse_args(argv=None):
         '--device', default='cpu', help='e.g. cuda (default: cpu)')
     parser.add_argument(
         '--amp', action='store_true', help='bf16 autocast (CUDA)')
-    parser.add_argument(
-        '--threads',
-        type=int,
-        default=None,
-        help='torch CPU threads (default: torch\'s own)')
+    add_threads_argument(parser, default=None)
     args = parser.parse_args(argv)
     unknown = sorted(set(args.losses or ()) - set(LOSS_CATALOG))
     if unknown:

@@ -33,6 +33,7 @@ import time
 import torch
 import torch.nn.functional as F
 
+from mmlml.cli import add_threads_argument
 from mmlml.models.losses import LOSS_CATALOG, example_state
 from mmlml.registry import MODELS
 
@@ -363,11 +364,7 @@ def main(argv=None):
         type=float,
         default=0.02,
         help='seconds one timing sample lasts at least')
-    parser.add_argument(
-        '--threads',
-        type=int,
-        default=1,
-        help='torch CPU threads (fixed, for stable figures)')
+    add_threads_argument(parser)
     parser.add_argument(
         '--logit-mean',
         type=float,

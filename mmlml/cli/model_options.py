@@ -1,5 +1,7 @@
-"""The command line of the tools that score a dataset with a model and
-write the scores (``tools/pseudo_label.py``, ``tools/vl_pseudo_label.py``,
+"""The command line of the tools that read a trained model: its
+checkpoint argument (``tools/test.py``, ``tools/infer.py``...), and the
+options of those that score a dataset with it and write the scores
+(``tools/pseudo_label.py``, ``tools/vl_pseudo_label.py``,
 ``tools/analysis/missing_label_scores.py``; the scoring itself is
 :mod:`mmlml.apis`)."""
 import argparse
@@ -9,14 +11,28 @@ from .config_options import add_cfg_options_argument
 from .output_files import add_force_argument, check_output
 
 __all__ = [
-    'add_model_arguments', 'add_scoring_arguments', 'check_scoring_arguments'
+    'CHECKPOINT_SOURCES', 'add_checkpoint_argument', 'add_model_arguments',
+    'add_scoring_arguments', 'check_scoring_arguments'
 ]
+
+#: Where a checkpoint may come from: whatever MMEngine's
+#: ``load_checkpoint`` reads (every source goes through
+#: :mod:`mmlml.checkpoint_policy`).
+CHECKPOINT_SOURCES = ('a file, or a URL (http(s)://, torchvision://, '
+                      'open-mmlab://, s3://, ...)')
+
+
+def add_checkpoint_argument(parser: argparse.ArgumentParser,
+                            what: str = 'the trained checkpoint') -> None:
+    """The positional ``checkpoint``: ``what`` it is, and
+    :data:`CHECKPOINT_SOURCES`."""
+    parser.add_argument('checkpoint', help=f'{what}: {CHECKPOINT_SOURCES}')
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """The positional ``config`` and ``checkpoint`` of a trained model."""
     parser.add_argument('config', help='the config the model was trained with')
-    parser.add_argument('checkpoint', help='the trained checkpoint')
+    add_checkpoint_argument(parser)
 
 
 def add_scoring_arguments(parser: argparse.ArgumentParser,

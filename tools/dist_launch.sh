@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# torchrun of a tool of this folder, GPUS processes per node (what
+# dist_train.sh and dist_test.sh run): bash tools/dist_launch.sh TOOL GPUS [TOOL args]
+# Environment: NNODES (1), NODE_RANK (0), PORT (29500), MASTER_ADDR (127.0.0.1).
+set -e
+TOOL=$1
+GPUS=$2
+NNODES=${NNODES:-1}
+NODE_RANK=${NODE_RANK:-0}
+PORT=${PORT:-29500}
+MASTER_ADDR=${MASTER_ADDR:-"127.0.0.1"}
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+
+PYTHONPATH="$ROOT":$PYTHONPATH \
+python -m torch.distributed.run \
+    --nnodes=$NNODES \
+    --node_rank=$NODE_RANK \
+    --master_addr=$MASTER_ADDR \
+    --nproc_per_node=$GPUS \
+    --master_port=$PORT \
+    "$ROOT/tools/$TOOL" \
+    "${@:3}"
