@@ -40,6 +40,7 @@ import time
 
 import torch
 
+import mmlml  # noqa: F401  (registers modules, applies fixes)
 from mmlml.cli import add_threads_argument
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
@@ -219,7 +220,6 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    import mmlml  # noqa: F401
     rows = [(config, benchmark(config, args)) for config in args.configs]
     print(f'\nTraining iteration (train_step), eager vs compile=True '
           f'({args.backend}), {rows[0][1]["device"]}, {args.threads} '
