@@ -1,6 +1,6 @@
 """tools/dist_*.sh and tools/slurm_*.sh hand their arguments to the tool
-as given (through dist_launch.sh and slurm_launch.sh), with a stand-in
-``python`` and ``srun`` that print what they receive."""
+as given, checked with a stand-in ``python`` and ``srun`` that print what
+they receive."""
 import json
 import os
 import os.path as osp
