@@ -120,6 +120,14 @@ def test_scoring_arguments(tmp_path):
         cli.check_scoring_arguments(parser, args, (config, ), '.npy')
 
 
+def test_rounds_arguments():
+    parser = argparse.ArgumentParser()
+    cli.add_rounds_arguments(parser, 'one step each')
+    args = parser.parse_args([])
+    assert (args.rounds, args.warmup) == (20, 3)
+    assert 'timed rounds (one step each)' in parser.format_help()
+
+
 def test_threads_argument():
     parser = argparse.ArgumentParser()
     cli.add_threads_argument(parser)

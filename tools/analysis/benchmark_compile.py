@@ -41,7 +41,7 @@ import time
 import torch
 
 import mmlml  # noqa: F401  (registers modules, applies fixes)
-from mmlml.cli import add_threads_argument
+from mmlml.cli import add_rounds_arguments, add_threads_argument
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
@@ -178,17 +178,9 @@ def parse_args(argv=None):
         nargs='*',
         default=[DEFAULT_CONFIG],
         help='configs to time (default: configs/demo/hill.py)')
-    parser.add_argument(
-        '--rounds',
-        type=int,
-        default=20,
-        help='timed rounds (one eager and one compiled iteration each)')
-    parser.add_argument(
-        '--warmup',
-        type=int,
-        default=3,
-        help='untimed rounds first (they compile; 0 times the compiling '
-        'round)')
+    add_rounds_arguments(
+        parser, 'one eager and one compiled iteration each',
+        'untimed rounds first (they compile; 0 times the compiling round)')
     parser.add_argument(
         '--batches',
         type=int,

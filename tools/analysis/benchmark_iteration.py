@@ -26,7 +26,7 @@ import benchmark_losses
 import torch
 import torch.nn as nn
 
-from mmlml.cli import add_threads_argument
+from mmlml.cli import add_rounds_arguments, add_threads_argument
 from mmlml.models.losses import LOSS_CATALOG
 
 #: The reference every loss is compared with.
@@ -84,13 +84,7 @@ def parse_args(argv=None):
         '--batch', type=int, default=32, help='images per iteration')
     parser.add_argument(
         '--classes', type=int, default=80, help='number of classes')
-    parser.add_argument(
-        '--rounds',
-        type=int,
-        default=20,
-        help='timed rounds, one iteration of each loss per round')
-    parser.add_argument(
-        '--warmup', type=int, default=3, help='untimed rounds first')
+    add_rounds_arguments(parser, 'one iteration of each loss per round')
     parser.add_argument(
         '--device', default='cpu', help='e.g. cuda (default: cpu)')
     parser.add_argument(
