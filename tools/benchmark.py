@@ -42,25 +42,19 @@ import subprocess
 import sys
 from typing import Optional
 
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+from mmengine.config import Config
 
-from mmengine.config import Config, DictAction  # noqa: E402
-
-from mmlml.benchmark import docs_check  # noqa: E402
-from mmlml.benchmark.cli import add_search_arguments  # noqa: E402
-from mmlml.benchmark.cli import add_worker_arguments  # noqa: E402
-from mmlml.benchmark.cli import search_rules  # noqa: E402
-from mmlml.benchmark.cli import pruning, run_workers  # noqa: E402
-from mmlml.benchmark.record import definition_from_ledger  # noqa: E402
-from mmlml.benchmark.record import export  # noqa: E402
-from mmlml.benchmark.record import import_ledger  # noqa: E402
-from mmlml.benchmark.record import read_json  # noqa: E402
-from mmlml.benchmark.report import report_args  # noqa: E402
-from mmlml.benchmark.report import write_reports  # noqa: E402
-from mmlml.benchmark.settings import IMPOSED_SETTINGS, MODES  # noqa: E402
-from mmlml.benchmark.sweep import Sweep, repo_path  # noqa: E402
-from mmlml.output_files import check_output  # noqa: E402
-from mmlml.utils.optuna_storage import storage_path  # noqa: E402
+from mmlml.benchmark import docs_check
+from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
+                                 add_worker_arguments, pruning, run_workers,
+                                 search_rules)
+from mmlml.benchmark.record import (definition_from_ledger, export,
+                                    import_ledger, read_json)
+from mmlml.benchmark.report import report_args, write_reports
+from mmlml.benchmark.settings import IMPOSED_SETTINGS, MODES
+from mmlml.benchmark.sweep import Sweep, repo_path
+from mmlml.cli import check_output
+from mmlml.utils.optuna_storage import storage_path
 
 TOOLS = osp.dirname(osp.abspath(__file__))
 ROOT = osp.dirname(TOOLS)
@@ -107,11 +101,9 @@ def parse_args(argv=None):
         choices=domains(),
         help='the data and backbone of the demo configs (a file of '
         'configs/_base_/domains/; default: the configs\' own)')
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        help='override settings of every run (before the mode and setting)')
+    add_run_arguments(
+        parser, 'override settings of every run (before the mode and '
+        'setting)')
     parser.add_argument(
         '--study',
         help='the sweep\'s name in the storage (default: the domain\'s, '
@@ -161,10 +153,6 @@ def parse_args(argv=None):
         action='store_true',
         help='regenerate every committed benchmark file into a temporary '
         'folder and fail on any difference')
-    parser.add_argument(
-        '--force',
-        action='store_true',
-        help='replace existing output files (never an input)')
     args = parser.parse_args(argv)
     if args.check_docs or args.report_only:
         return args

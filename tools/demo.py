@@ -27,25 +27,20 @@ import json
 import math
 import os.path as osp
 import re
-import sys
 import time
 import traceback
 
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+from mmengine.config import Config
+from mmengine.dist import is_main_process
+from mmengine.hooks import Hook, LoggerHook
+from mmengine.runner import EpochBasedTrainLoop, Runner
 
-from mmengine.config import Config, DictAction  # noqa: E402
-from mmengine.dist import is_main_process  # noqa: E402
-from mmengine.hooks import Hook, LoggerHook  # noqa: E402
-from mmengine.runner import EpochBasedTrainLoop, Runner  # noqa: E402
-
-import mmlml  # noqa: E402,F401
-from mmlml.benchmark.results import COLUMNS  # noqa: E402
-from mmlml.benchmark.results import aggregate  # noqa: E402
-from mmlml.benchmark.results import summarise  # noqa: E402
-from mmlml.datasets.checks import \
-    check_config_annotation_files  # noqa: E402,E501
-from mmlml.output_files import add_force_argument, check_output  # noqa: E402
-from mmlml.utils.progress_line import ProgressLine  # noqa: E402
+import mmlml  # noqa: F401
+from mmlml.benchmark.results import COLUMNS, aggregate, summarise
+from mmlml.cli import (add_cfg_options_argument, add_force_argument,
+                       add_launcher_arguments, check_output)
+from mmlml.datasets.checks import check_config_annotation_files
+from mmlml.utils.progress_line import ProgressLine
 
 DIAGNOSTICS = ('score_pos', 'score_neg', 'recall', 'precision', 'auc')
 
@@ -196,11 +191,7 @@ def main(argv=None):
         help='also report how the last training epoch scored the missing '
         'labels (MissingLabelDiagnosticsHook)')
     parser.add_argument('--out', help='also write the results as JSON')
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        help='override settings of every config')
+    add_cfg_options_argument(parser, 'override settings of every config')
     parser.add_argument(
         '--extra-hook',
         action='append',
@@ -208,11 +199,7 @@ def main(argv=None):
         default=[],
         help='a hook config as JSON, added to every config\'s custom_hooks '
         '(the benchmark sweep adds its pruning hook so)')
-    parser.add_argument(
-        '--launcher',
-        choices=['none', 'pytorch', 'slurm', 'mpi'],
-        default='none',
-        help='job launcher (pytorch: under torchrun)')
+    add_launcher_arguments(parser, 'job launcher (pytorch: under torchrun)')
     add_force_argument(parser)
     args = parser.parse_args(argv)
     check_output(args.out, args.configs, args.force)

@@ -19,5 +19,5 @@ python -m torch.distributed.run \
     --nproc_per_node=$GPUS \
     --master_port=$PORT \
     "$ROOT/tools/test.py" \
-    $CONFIG $CHECKPOINT \
-    --launcher pytorch ${@:4}
+    "$CONFIG" "$CHECKPOINT" \
+    --launcher pytorch "${@:4}"

@@ -18,5 +18,5 @@ python -m torch.distributed.run \
     --nproc_per_node=$GPUS \
     --master_port=$PORT \
     "$ROOT/tools/train.py" \
-    $CONFIG \
-    --launcher pytorch ${@:3}
+    "$CONFIG" \
+    --launcher pytorch "${@:3}"

@@ -40,22 +40,21 @@ import sys
 import warnings
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+import torch
+from mmengine.config import Config
+from mmengine.dataset import Compose, default_collate
+from mmengine.registry import DefaultScope
+from mmengine.runner import load_checkpoint
+from mmpretrain.apis import ImageClassificationInferencer
+from mmpretrain.models.heads import MultiLabelClsHead
+from mmpretrain.structures import DataSample
 
-import torch  # noqa: E402
-from mmengine.config import Config, DictAction  # noqa: E402
-from mmengine.dataset import Compose, default_collate  # noqa: E402
-from mmengine.registry import DefaultScope  # noqa: E402
-from mmengine.runner import load_checkpoint  # noqa: E402
-from mmpretrain.apis import ImageClassificationInferencer  # noqa: E402
-from mmpretrain.models.heads import MultiLabelClsHead  # noqa: E402
-from mmpretrain.structures import DataSample  # noqa: E402
-
-import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
-from mmlml.checkpoint_policy import check_checkpoint_exists  # noqa: E402
-from mmlml.output_files import add_force_argument, check_output  # noqa: E402
-from mmlml.registry import DATASETS, MODELS, TRANSFORMS  # noqa: E402
-from mmlml.utils.progress_line import ProgressLine  # noqa: E402
+import mmlml  # noqa: F401  (registers modules, applies fixes)
+from mmlml.checkpoint_policy import check_checkpoint_exists
+from mmlml.cli import (add_cfg_options_argument, add_force_argument,
+                       add_model_arguments, check_output)
+from mmlml.registry import DATASETS, MODELS, TRANSFORMS
+from mmlml.utils.progress_line import ProgressLine
 
 IMAGE_EXTENSIONS = ('.jpg', '.jpeg', '.png', '.bmp', '.webp')
 
@@ -70,11 +69,7 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         description='Predict the labels of images with a multi-label '
         'classifier')
-    parser.add_argument('config', help='the config the model was trained with')
-    parser.add_argument(
-        'checkpoint',
-        help='the trained checkpoint: a file, or a URL (http(s)://, '
-        'torchvision://, open-mmlab://, s3://, ...) as for tools/test.py')
+    add_model_arguments(parser)
     parser.add_argument(
         'inputs',
         nargs='+',
@@ -104,11 +99,7 @@ def parse_args(argv=None):
         '--recursive',
         action='store_true',
         help='also read the images in the subfolders of a folder INPUT')
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        help='override config settings')
+    add_cfg_options_argument(parser)
     add_force_argument(parser)
     args = parser.parse_args(argv)
     check_output(args.out, [args.config, args.checkpoint, *args.inputs],

@@ -43,22 +43,19 @@ when there is one.
 import argparse
 import os
 import os.path as osp
-import sys
 
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+import numpy as np
+import torch
+from mmengine.config import Config
+from mmengine.dataset import Compose
+from mmengine.registry import init_default_scope
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-from mmengine.config import Config  # noqa: E402
-from mmengine.dataset import Compose  # noqa: E402
-from mmengine.registry import init_default_scope  # noqa: E402
-
-import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
-from mmlml.analysis import model_scores  # noqa: E402
-from mmlml.datasets import PartialLabelDataset, split_train_val  # noqa: E402
-from mmlml.output_files import check_config_output  # noqa: E402
-from mmlml.output_files import add_force_argument, check_output  # noqa: E402
-from mmlml.registry import DATASETS  # noqa: E402
+import mmlml  # noqa: F401  (registers modules, applies fixes)
+from mmlml.apis import build_model, find_pipeline, predict_scores
+from mmlml.cli import (add_model_arguments, add_scoring_arguments,
+                       check_config_output, check_scoring_arguments)
+from mmlml.datasets import PartialLabelDataset, split_train_val
+from mmlml.registry import DATASETS
 
 
 def parse_args(argv=None):
@@ -66,8 +63,7 @@ def parse_args(argv=None):
         description='Relabel the training set of a config with a trained '
         'model: unannotated labels predicted above a threshold become '
         'observed positives')
-    parser.add_argument('config', help='the config the model was trained with')
-    parser.add_argument('checkpoint', help='the trained checkpoint')
+    add_model_arguments(parser)
     parser.add_argument(
         '--out',
         required=True,
@@ -78,17 +74,14 @@ def parse_args(argv=None):
         default=0.5,
         help='an unannotated label becomes positive if its probability is '
         'strictly greater than this (default: 0.5)')
-    model_scores.add_scoring_arguments(
+    add_scoring_arguments(
         parser, 'val', 'the dataloader whose pipeline transforms the '
         'training images (default: val)')
-    add_force_argument(parser)
     args = parser.parse_args(argv)
-    check_output(args.out, (args.config, args.checkpoint), args.force)
-    if not args.out.endswith('.npy'):
-        parser.error(f'--out must be a .npy file, got {args.out!r}')
+    check_scoring_arguments(parser, args, (args.config, args.checkpoint),
+                            '.npy')
     if not 0 <= args.thr <= 1:
         parser.error(f'--thr must lie in [0, 1], got {args.thr}')
-    model_scores.check_scoring_arguments(parser, args)
     return args
 
 
@@ -125,8 +118,7 @@ def build_dataset(cfg, pipeline_from: str = 'val') -> PartialLabelDataset:
     if cfg.get(loader) is None:
         raise ValueError(f'The config has no {loader}: choose another '
                          '--pipeline.')
-    dataset.pipeline = Compose(
-        model_scores.find_pipeline(cfg[loader].dataset, loader))
+    dataset.pipeline = Compose(find_pipeline(cfg[loader].dataset, loader))
     return dataset
 
 
@@ -153,8 +145,7 @@ def pseudo_label(model: torch.nn.Module,
         observed labels.
     """
     observed = dataset.observed_labels
-    scores = model_scores.predict_scores(model, dataset, batch_size,
-                                         num_workers)
+    scores = predict_scores(model, dataset, batch_size, num_workers)
     labels = observed.copy()
     labels[(observed == 0) & (scores > thr)] = 1
     return labels
@@ -210,7 +201,7 @@ def main(argv=None):
     device = args.device or ('cuda' if torch.cuda.is_available() else 'cpu')
 
     dataset = build_dataset(cfg, args.pipeline)
-    model, _ = model_scores.build_model(cfg, args.checkpoint, device)
+    model, _ = build_model(cfg, args.checkpoint, device)
     source = cfg[f'{args.pipeline}_dataloader']
     batch_size = args.batch_size or source.get('batch_size', 32)
     num_workers = args.num_workers if args.num_workers is not None \

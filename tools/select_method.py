@@ -30,10 +30,11 @@ import os.path as osp
 import shlex
 import sys
 
-from mmengine.config import Config, DictAction
+from mmengine.config import Config
 
-from mmlml.benchmark.cli import (add_search_arguments, add_worker_arguments,
-                                 pruning, run_workers, search_rules)
+from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
+                                 add_worker_arguments, pruning, run_workers,
+                                 search_rules)
 from mmlml.benchmark.method_selection import (MethodError, method_configs,
                                               write_config)
 from mmlml.benchmark.record import export
@@ -57,11 +58,7 @@ def parse_args(argv=None):
         nargs='+',
         default=['an', 'hill', 'em_apl', 'gr'],
         help='names of configs/demo/*.py (default: %(default)s)')
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        help='override settings of every run (and of --out)')
+    add_run_arguments(parser, 'override settings of every run (and of --out)')
     parser.add_argument(
         '--work-dir',
         help='the method configs and the runs (default: '
@@ -76,10 +73,6 @@ def parse_args(argv=None):
     parser.add_argument(
         '--out',
         help='the best method\'s config (default: WORK_DIR/best_METHOD.py)')
-    parser.add_argument(
-        '--force',
-        action='store_true',
-        help='replace method configs and --out written before')
     args = parser.parse_args(argv)
     if not osp.isfile(args.config):
         parser.error(f'no config file {args.config}')

@@ -11,7 +11,7 @@ GPUS=${GPUS:-8}
 GPUS_PER_NODE=${GPUS_PER_NODE:-8}
 CPUS_PER_TASK=${CPUS_PER_TASK:-5}
 SRUN_ARGS=${SRUN_ARGS:-""}
-PY_ARGS=${@:5}
+PY_ARGS=("${@:5}")
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 
 PYTHONPATH="$ROOT":$PYTHONPATH \
@@ -23,4 +23,4 @@ srun -p ${PARTITION} \
     --cpus-per-task=${CPUS_PER_TASK} \
     --kill-on-bad-exit=1 \
     ${SRUN_ARGS} \
-    python -u "$ROOT/tools/train.py" ${CONFIG} --work-dir=${WORK_DIR} --launcher="slurm" ${PY_ARGS}
+    python -u "$ROOT/tools/train.py" "${CONFIG}" --work-dir="${WORK_DIR}" --launcher="slurm" "${PY_ARGS[@]}"

@@ -8,33 +8,28 @@ metrics too (``<metric>_origin``, as the log prints them).
 """
 import argparse
 import json
-import os
 import os.path as osp
 import re
 import sys
 
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+from mmengine.config import Config, ConfigDict
+from mmengine.hooks import Hook
+from mmengine.model import is_model_wrapper
+from mmengine.runner import Runner
 
-from mmengine.config import Config, ConfigDict, DictAction  # noqa: E402
-from mmengine.hooks import Hook  # noqa: E402
-from mmengine.model import is_model_wrapper  # noqa: E402
-from mmengine.runner import Runner  # noqa: E402
-
-import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
-from mmlml.checkpoint_policy import check_checkpoint_exists  # noqa: E402
-from mmlml.datasets.checks import \
-    check_config_annotation_files  # noqa: E402,E501
-from mmlml.dist_end import end_distributed  # noqa: E402
-from mmlml.output_files import add_force_argument, check_output  # noqa: E402
+import mmlml  # noqa: F401  (registers modules, applies fixes)
+from mmlml.checkpoint_policy import check_checkpoint_exists
+from mmlml.cli import (add_cfg_options_argument, add_checkpoint_argument,
+                       add_force_argument, add_launcher_arguments,
+                       check_output, end_distributed, set_local_rank,
+                       set_work_dir)
+from mmlml.datasets.checks import check_config_annotation_files
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description='Test a classifier')
     parser.add_argument('config', help='test config file path')
-    parser.add_argument(
-        'checkpoint',
-        help='checkpoint file, or a URL (http(s)://, torchvision://, '
-        'open-mmlab://, s3://, ...)')
+    add_checkpoint_argument(parser, 'the checkpoint to test')
     parser.add_argument('--work-dir', help='the dir to save logs and results')
     parser.add_argument(
         '--out',
@@ -47,23 +42,8 @@ def parse_args(argv=None):
         help='what --out holds')
     parser.add_argument(
         '--amp', action='store_true', help='test with mixed precision')
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        help='override config settings')
-    parser.add_argument(
-        '--launcher',
-        choices=['none', 'pytorch', 'slurm', 'mpi'],
-        default='none',
-        help='job launcher')
-    parser.add_argument(
-        '--local_rank',
-        '--local-rank',
-        type=int,
-        default=0,
-        help='the process rank on its node, set by the distributed launcher '
-        '(python -m torch.distributed.launch)')
+    add_cfg_options_argument(parser)
+    add_launcher_arguments(parser, local_rank=True)
     add_force_argument(parser)
     args = parser.parse_args(argv)
     # The mistakes of the command line, before anything is built (the
@@ -73,18 +53,13 @@ def parse_args(argv=None):
             not args.out.endswith('.json'):
         raise ValueError('--out with --out-item metrics must be a .json file')
     check_checkpoint_exists(args.checkpoint)
-    if 'LOCAL_RANK' not in os.environ:
-        os.environ['LOCAL_RANK'] = str(args.local_rank)
+    set_local_rank(args)
     return args
 
 
 def merge_args(cfg, args):
     cfg.launcher = args.launcher
-    if args.work_dir is not None:
-        cfg.work_dir = args.work_dir
-    elif cfg.get('work_dir') is None:
-        cfg.work_dir = osp.join('./work_dirs',
-                                osp.splitext(osp.basename(args.config))[0])
+    set_work_dir(cfg, args.work_dir, args.config)
     cfg.load_from = args.checkpoint
     if args.amp:
         cfg.test_cfg = dict(cfg.get('test_cfg') or {}, fp16=True)

@@ -20,26 +20,19 @@ and batches, warm-ups and the learning-rate schedule scaled to the run: see
 it.
 """
 import argparse
-import os
-import os.path as osp
-import sys
 
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+import torch
+from mmengine.config import Config
+from mmengine.runner import Runner
 
-import torch  # noqa: E402
-from mmengine.config import Config, DictAction  # noqa: E402
-from mmengine.runner import Runner  # noqa: E402
-
-import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
-from mmlml.datasets.checks import \
-    check_config_annotation_files  # noqa: E402,E501
-from mmlml.dist_end import end_distributed  # noqa: E402
-from mmlml.hooks import ResumeCheckHook  # noqa: E402
-from mmlml.hooks import TrainingProgressHook  # noqa: E402
-from mmlml.hooks.default_hooks import disabled_default_hooks  # noqa: E402
-from mmlml.hooks.training_setup_check_hook import \
-    check_training_setup  # noqa: E402
-from mmlml.smoke_config import smoke_config  # noqa: E402
+import mmlml  # noqa: F401  (registers modules, applies fixes)
+from mmlml.cli import (add_cfg_options_argument, add_launcher_arguments,
+                       end_distributed, set_local_rank, set_work_dir)
+from mmlml.datasets.checks import check_config_annotation_files
+from mmlml.hooks import ResumeCheckHook, TrainingProgressHook
+from mmlml.hooks.default_hooks import disabled_default_hooks
+from mmlml.hooks.training_setup_check_hook import check_training_setup
+from mmlml.smoke_config import smoke_config
 
 
 def parse_args(argv=None):
@@ -89,27 +82,12 @@ def parse_args(argv=None):
         'and epoch-based start of the hooks and the loss and the learning-'
         'rate schedule scaled to the two epochs (--cfg-options still '
         'apply after it)')
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        help='override config settings, e.g. '
+    add_cfg_options_argument(
+        parser, 'override config settings, e.g. '
         'model.head.loss.type=HillLoss train_cfg.max_epochs=5')
-    parser.add_argument(
-        '--launcher',
-        choices=['none', 'pytorch', 'slurm', 'mpi'],
-        default='none',
-        help='job launcher')
-    parser.add_argument(
-        '--local_rank',
-        '--local-rank',
-        type=int,
-        default=0,
-        help='the process rank on its node, set by the distributed launcher '
-        '(python -m torch.distributed.launch)')
+    add_launcher_arguments(parser, local_rank=True)
     args = parser.parse_args(argv)
-    if 'LOCAL_RANK' not in os.environ:
-        os.environ['LOCAL_RANK'] = str(args.local_rank)
+    set_local_rank(args)
     return args
 
 
@@ -134,11 +112,7 @@ def merge_args(cfg, args):
     if args.no_validate:
         cfg.val_cfg = cfg.val_dataloader = cfg.val_evaluator = None
     cfg.launcher = args.launcher
-    if args.work_dir is not None:
-        cfg.work_dir = args.work_dir
-    elif cfg.get('work_dir') is None:
-        cfg.work_dir = osp.join('./work_dirs',
-                                osp.splitext(osp.basename(args.config))[0])
+    set_work_dir(cfg, args.work_dir, args.config)
     if args.smoke:
         if args.amp:
             raise ValueError('--smoke trains in full precision (no GPU '

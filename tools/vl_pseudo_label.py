@@ -43,28 +43,22 @@ prints a progress line on stderr.
 """
 import argparse
 import json
-import os.path as osp
-import sys
 
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+import numpy as np
+import torch
+from mmengine.config import Config, ConfigDict, DictAction
+from mmengine.dataset import Compose
+from mmengine.dist import get_rank, init_dist
+from mmengine.registry import init_default_scope
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-from mmengine.config import Config, ConfigDict, DictAction  # noqa: E402
-from mmengine.dataset import Compose  # noqa: E402
-from mmengine.dist import get_rank, init_dist  # noqa: E402
-from mmengine.registry import init_default_scope  # noqa: E402
-
-import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
-from mmlml import pseudo_labellers  # noqa: E402
-from mmlml.analysis import model_scores  # noqa: E402
-from mmlml.datasets import PartialLabelDataset  # noqa: E402
-from mmlml.datasets import find_partial_label_dataset  # noqa: E402
-from mmlml.dist_end import end_distributed  # noqa: E402
-from mmlml.hooks.vl_pseudo_label_hook import scoring_pipeline  # noqa: E402
-from mmlml.output_files import check_config_output  # noqa: E402
-from mmlml.output_files import add_force_argument, check_output  # noqa: E402
-from mmlml.registry import DATASETS, MODELS  # noqa: E402
+import mmlml  # noqa: F401  (registers modules, applies fixes)
+from mmlml import pseudo_labellers
+from mmlml.cli import (add_launcher_arguments, add_scoring_arguments,
+                       check_config_output, check_scoring_arguments,
+                       end_distributed)
+from mmlml.datasets import PartialLabelDataset, find_partial_label_dataset
+from mmlml.hooks.vl_pseudo_label_hook import scoring_pipeline
+from mmlml.registry import DATASETS, MODELS
 
 TOOL = 'vl_pseudo_label.py'
 
@@ -97,7 +91,7 @@ def parse_args(argv=None):
         default='train',
         help="the rows to score: the training set's (default; the others "
         'stay NaN) or all the rows of the wrapped dataset')
-    model_scores.add_scoring_arguments(
+    add_scoring_arguments(
         parser, 'val', 'the dataloader whose pipeline transforms the images '
         'when the labeller has no pipeline of its own (default: val)')
     parser.add_argument(
@@ -105,18 +99,11 @@ def parse_args(argv=None):
         type=int,
         help='images per chunk, the unit of work of a process and of '
         'resuming (default: 16 batches)')
-    parser.add_argument(
-        '--launcher',
-        choices=['none', 'pytorch', 'slurm', 'mpi'],
-        default='none',
-        help='the job launcher: pytorch under torchrun (default: none, one '
-        'process)')
-    add_force_argument(parser)
+    add_launcher_arguments(
+        parser, 'the job launcher: pytorch under torchrun (default: none, '
+        'one process)')
     args = parser.parse_args(argv)
-    check_output(args.out, (args.config, args.labeller), args.force)
-    if not args.out.endswith('.npy'):
-        parser.error(f'--out must be a .npy file, got {args.out!r}')
-    model_scores.check_scoring_arguments(parser, args)
+    check_scoring_arguments(parser, args, (args.config, args.labeller), '.npy')
     if args.chunk_size is not None and args.chunk_size < 1:
         parser.error(f'--chunk-size must be positive, got {args.chunk_size}')
     return args

@@ -22,7 +22,7 @@ import os.path as osp
 import pprint
 
 import mmlml  # noqa: F401  (registers modules, applies fixes)
-from mmlml.output_files import add_force_argument, check_output
+from mmlml.cli import add_force_argument, check_output
 from mmlml.pseudo_labellers import tiny_clip
 
 LABELLER_NAME = 'labeller.py'

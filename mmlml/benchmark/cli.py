@@ -1,21 +1,31 @@
 """The command-line options that the tools running a sweep share
-(``tools/benchmark.py`` and ``tools/select_method.py``): the search rules,
-pruning, and how workers start."""
+(``tools/benchmark.py`` and ``tools/select_method.py``): the settings of
+every run and ``--force`` (as every tool declares them, :mod:`mmlml.cli`),
+the search rules, pruning, and how workers start."""
 import argparse
 from typing import Optional
 
 from mmengine.config import DictAction
 
+from mmlml.cli import add_cfg_options_argument, add_force_argument
 from .executors import EXECUTORS, start_workers, stop_workers, wait_workers
 from .search import SearchRules
 
 __all__ = [
-    'PRUNING', 'add_search_arguments', 'add_worker_arguments', 'search_rules',
-    'pruning', 'run_workers'
+    'PRUNING', 'add_run_arguments', 'add_search_arguments',
+    'add_worker_arguments', 'search_rules', 'pruning', 'run_workers'
 ]
 
 #: The pruning rule of the sweeps (:class:`~mmlml.hooks.OptunaPruningHook`).
 PRUNING = dict(n_startup_trials=2, warmup=0.3)
+
+
+def add_run_arguments(parser: argparse.ArgumentParser,
+                      cfg_options_help: str) -> None:
+    """``--cfg-options`` (settings of every run of the sweep;
+    ``cfg_options_help`` says where else they apply) and ``--force``."""
+    add_cfg_options_argument(parser, cfg_options_help)
+    add_force_argument(parser)
 
 
 def add_search_arguments(parser: argparse.ArgumentParser,

@@ -11,7 +11,7 @@ import torch
 from mmengine.dataset import Compose
 from mmengine.dist import get_rank
 
-from mmlml.analysis.model_scores import find_pipeline
+from mmlml.apis import find_pipeline
 from mmlml.pseudo_labellers import (BasePseudoLabeller, all_ranks_agree,
                                     load_scores, parts_dir_of, remove_parts,
                                     save_scores, score_dataset,

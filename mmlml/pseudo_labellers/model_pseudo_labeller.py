@@ -7,7 +7,7 @@ from mmengine.config import Config
 from mmengine.registry import DefaultScope
 from torch import Tensor
 
-from mmlml.analysis import model_scores
+from mmlml.apis import build_model, find_pipeline
 from mmlml.registry import MODELS
 from mmlml.utils.hyperparameters import REQUIRED, Setting, check_settings
 from .base_pseudo_labeller import BasePseudoLabeller
@@ -71,13 +71,12 @@ class ModelPseudoLabeller(BasePseudoLabeller):
         if pipeline is None:
             for name in ('val_dataloader', 'test_dataloader'):
                 if cfg.get(name) is not None:
-                    pipeline = model_scores.find_pipeline(
-                        cfg[name].dataset, name)
+                    pipeline = find_pipeline(cfg[name].dataset, name)
                     break
         super().__init__(pipeline=pipeline, init_cfg=init_cfg)
         with DefaultScope.overwrite_default_scope(
                 cfg.get('default_scope', 'mmpretrain')):
-            self.model, _ = model_scores.build_model(cfg, checkpoint, 'cpu')
+            self.model, _ = build_model(cfg, checkpoint, 'cpu')
         self.model.requires_grad_(False)
         num_classes = getattr(
             getattr(self.model, 'head', None), 'num_classes', None)

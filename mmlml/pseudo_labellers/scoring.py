@@ -20,9 +20,9 @@ from mmengine.dist import all_gather, get_dist_info
 from mmengine.logging import print_log
 from torch.utils.data import DataLoader
 
-from mmlml.output_files import (foreign_folder_error, is_own_folder,
-                                make_own_folder, remove_own_folder)
 from mmlml.structures.label_store import all_gather_rows
+from mmlml.utils.own_folders import (foreign_folder_error, is_own_folder,
+                                     make_own_folder, remove_own_folder)
 from mmlml.utils.progress_line import ProgressLine
 from .base_pseudo_labeller import BasePseudoLabeller
 
@@ -124,7 +124,7 @@ def _prepare_parts(parts_dir: str, meta: dict) -> None:
     """Create the chunk folder with its ``meta.json``, or check that the
     one there was made for the same scoring (on every rank together). A
     folder that mmlml did not make is refused, never adopted
-    (:func:`~mmlml.output_files.make_own_folder`)."""
+    (:func:`~mmlml.utils.own_folders.make_own_folder`)."""
     # Every rank looks before any creates it.
     if not all_ranks_agree(is_own_folder(parts_dir)):
         raise foreign_folder_error(parts_dir)
@@ -172,7 +172,7 @@ def _load_chunk(parts_dir: str, start: int, stop: int,
 
 def remove_parts(parts_dir: str) -> None:
     """Delete a chunk folder once its scores file is written (rank 0), if
-    mmlml made it (:func:`~mmlml.output_files.remove_own_folder`)."""
+    mmlml made it (:func:`~mmlml.utils.own_folders.remove_own_folder`)."""
     remove_own_folder(parts_dir)
 
 

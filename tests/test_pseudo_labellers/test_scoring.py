@@ -13,11 +13,11 @@ from mmengine.dataset import Compose
 from mmengine.registry import DefaultScope
 
 import mmlml  # noqa: F401
-from mmlml.analysis import model_scores
-from mmlml.output_files import OWNER_MARKER
+from mmlml.apis import predict_scores
 from mmlml.pseudo_labellers import (BasePseudoLabeller, ModelPseudoLabeller,
                                     load_scores, save_scores, score_dataset)
 from mmlml.registry import DATASETS, MODELS
+from mmlml.utils.own_folders import OWNER_MARKER
 
 
 def demo_checkpoint(config, path):
@@ -51,7 +51,7 @@ def test_model_labeller_scores_as_the_model(tiny_demo_config, tmp_path):
     assert labeller.pipeline == [dict(type='PackInputs')]
     dataset = training_set(config, labeller.pipeline)
     scores = score_dataset(labeller, dataset, batch_size=16)
-    expected = model_scores.predict_scores(labeller.model, dataset, 16)
+    expected = predict_scores(labeller.model, dataset, 16)
     np.testing.assert_allclose(scores, expected, rtol=0, atol=1e-6)
     # Sigmoid scores: not a softmax over the classes.
     assert not np.allclose(scores.sum(1), 1)

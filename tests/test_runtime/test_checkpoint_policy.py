@@ -275,7 +275,7 @@ def test_shipped_backbone_and_checkpoint_tools(trained, tmp_path):
     extracted = _load_checkpoint(out)
     assert extracted['meta']['extracted_from'] == 'epoch_2.pth'
 
-    from mmlml.analysis.model_scores import build_model
+    from mmlml.apis import build_model
     model, ckpt = build_model(
         Config.fromfile(trained.config), trained.epoch_2, device='cpu')
     assert 'label_store' in ckpt and not model.training

@@ -58,7 +58,7 @@ def _scores(config, checkpoint):
     without the tool's loop: preprocessor, backbone, head, sigmoid."""
     cfg = Config.fromfile(config)
     init_default_scope('mmpretrain')
-    model, _ = tool.model_scores.build_model(cfg, checkpoint, 'cpu')
+    model, _ = tool.build_model(cfg, checkpoint, 'cpu')
     dataset = tool.build_dataset(cfg)
     samples = [dataset[i] for i in range(len(dataset))]
     batch = dict(

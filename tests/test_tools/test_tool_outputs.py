@@ -16,9 +16,9 @@ from mmpretrain.registry import MODELS
 
 import mmlml  # noqa: F401
 from mmlml.checkpoint_policy import hub_cache_file
-from mmlml.output_files import (OWNER_MARKER, check_config_output,
-                                check_output, config_input_files,
-                                make_own_folder, remove_own_folder)
+from mmlml.cli import check_config_output, check_output, config_input_files
+from mmlml.utils.own_folders import (OWNER_MARKER, make_own_folder,
+                                     remove_own_folder)
 
 for folder in ('tools', 'tools/analysis', 'tools/model_converters',
                'tools/dataset_converters'):

@@ -35,14 +35,15 @@ change between batches are symbolic, and of the last batch's size::
 import argparse
 import os.path as osp
 import statistics
-import sys
 import tempfile
 import time
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, ROOT)
+import torch
 
-import torch  # noqa: E402
+import mmlml  # noqa: F401  (registers modules, applies fixes)
+from mmlml.cli import add_rounds_arguments, add_threads_argument
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 #: The config timed when none is given.
 DEFAULT_CONFIG = osp.join(ROOT, 'configs', 'demo', 'hill.py')
@@ -177,17 +178,9 @@ def parse_args(argv=None):
         nargs='*',
         default=[DEFAULT_CONFIG],
         help='configs to time (default: configs/demo/hill.py)')
-    parser.add_argument(
-        '--rounds',
-        type=int,
-        default=20,
-        help='timed rounds (one eager and one compiled iteration each)')
-    parser.add_argument(
-        '--warmup',
-        type=int,
-        default=3,
-        help='untimed rounds first (they compile; 0 times the compiling '
-        'round)')
+    add_rounds_arguments(
+        parser, 'one eager and one compiled iteration each',
+        'untimed rounds first (they compile; 0 times the compiling round)')
     parser.add_argument(
         '--batches',
         type=int,
@@ -204,11 +197,7 @@ def parse_args(argv=None):
         type=int,
         default=None,
         help='batch size (default: the config\'s)')
-    parser.add_argument(
-        '--threads',
-        type=int,
-        default=1,
-        help='torch CPU threads (fixed, for stable figures)')
+    add_threads_argument(parser)
     parser.add_argument(
         '--backend', default='inductor', help='torch.compile backend')
     args = parser.parse_args(argv)
@@ -223,7 +212,6 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    import mmlml  # noqa: F401
     rows = [(config, benchmark(config, args)) for config in args.configs]
     print(f'\nTraining iteration (train_step), eager vs compile=True '
           f'({args.backend}), {rows[0][1]["device"]}, {args.threads} '

@@ -19,19 +19,15 @@ the ROLE estimator's logits) is an example tensor of the batch; the
 estimator's logits take part in the backward pass as they do in training.
 """
 import argparse
-import os.path as osp
 import statistics
-import sys
 import time
 
-sys.path.insert(0,
-                osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
+import benchmark_losses
+import torch
+import torch.nn as nn
 
-import benchmark_losses  # noqa: E402
-import torch  # noqa: E402
-import torch.nn as nn  # noqa: E402
-
-from mmlml.models.losses import LOSS_CATALOG  # noqa: E402
+from mmlml.cli import add_rounds_arguments, add_threads_argument
+from mmlml.models.losses import LOSS_CATALOG
 
 #: The reference every loss is compared with.
 REFERENCE = 'ANLoss'
@@ -88,22 +84,12 @@ def parse_args(argv=None):
         '--batch', type=int, default=32, help='images per iteration')
     parser.add_argument(
         '--classes', type=int, default=80, help='number of classes')
-    parser.add_argument(
-        '--rounds',
-        type=int,
-        default=20,
-        help='timed rounds, one iteration of each loss per round')
-    parser.add_argument(
-        '--warmup', type=int, default=3, help='untimed rounds first')
+    add_rounds_arguments(parser, 'one iteration of each loss per round')
     parser.add_argument(
         '--device', default='cpu', help='e.g. cuda (default: cpu)')
     parser.add_argument(
         '--amp', action='store_true', help='bf16 autocast (CUDA)')
-    parser.add_argument(
-        '--threads',
-        type=int,
-        default=None,
-        help='torch CPU threads (default: torch\'s own)')
+    add_threads_argument(parser, default=None)
     args = parser.parse_args(argv)
     unknown = sorted(set(args.losses or ()) - set(LOSS_CATALOG))
     if unknown:

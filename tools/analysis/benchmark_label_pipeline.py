@@ -28,22 +28,16 @@ it makes, or the input matrix for the check, which makes none).
 import argparse
 import gc
 import logging
-import os.path as osp
 import statistics
-import sys
 import time
 import tracemalloc
 
-sys.path.insert(0,
-                osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
+import numpy as np
+from mmengine.logging import MMLogger
 
-import numpy as np  # noqa: E402
-from mmengine.logging import MMLogger  # noqa: E402
-
-from mmlml.datasets import CustomMultiLabelDataset  # noqa: E402
-from mmlml.datasets import PartialLabelDataset  # noqa: E402
-from mmlml.datasets import make_partial_labels, split_train_val  # noqa: E402
-from mmlml.datasets.partial_labels import check_binary_matrix  # noqa: E402
+from mmlml.datasets import (CustomMultiLabelDataset, PartialLabelDataset,
+                            make_partial_labels, split_train_val)
+from mmlml.datasets.partial_labels import check_binary_matrix
 
 STAGES = ('check', 'single_positive', 'ratio', 'split', 'full_init',
           'full_init_per_sample')

@@ -12,18 +12,14 @@ import io
 import os.path as osp
 import resource
 import statistics
-import sys
 import time
 from types import SimpleNamespace
 
-sys.path.insert(0,
-                osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
+import numpy as np
+import torch
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-
-from mmlml.hooks import APLHook  # noqa: E402
-from mmlml.structures import LabelStore  # noqa: E402
+from mmlml.hooks import APLHook
+from mmlml.structures import LabelStore
 
 
 def peak_rss_gib():

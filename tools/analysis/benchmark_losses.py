@@ -28,17 +28,14 @@ at the demo's logits shape; the share to aim for is under 5% eager::
 import argparse
 import os.path as osp
 import statistics
-import sys
 import time
 
-sys.path.insert(0,
-                osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
+import torch
+import torch.nn.functional as F
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-from mmlml.models.losses import LOSS_CATALOG, example_state  # noqa: E402
-from mmlml.registry import MODELS  # noqa: E402
+from mmlml.cli import add_threads_argument
+from mmlml.models.losses import LOSS_CATALOG, example_state
+from mmlml.registry import MODELS
 
 #: The shapes timed by default: a COCO-sized and an OpenImages-sized head
 #: at a small batch, and an OpenImages-sized head at a large batch.
@@ -367,11 +364,7 @@ def main(argv=None):
         type=float,
         default=0.02,
         help='seconds one timing sample lasts at least')
-    parser.add_argument(
-        '--threads',
-        type=int,
-        default=1,
-        help='torch CPU threads (fixed, for stable figures)')
+    add_threads_argument(parser)
     parser.add_argument(
         '--logit-mean',
         type=float,

@@ -12,15 +12,9 @@ the one its sweep records (``sweep.domain``; the demo's own,
 ``synthetic_shapes``, when none). Nothing is trained.
 """
 import argparse
-import os.path as osp
-import sys
 
-sys.path.insert(0,
-                osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
-
-from mmlml.benchmark.docs_check import comparison_markdown  # noqa: E402
-from mmlml.output_files import add_force_argument  # noqa: E402
-from mmlml.output_files import check_output  # noqa: E402
+from mmlml.benchmark.docs_check import comparison_markdown
+from mmlml.cli import add_force_argument, check_output
 
 
 def parse_args(argv=None):

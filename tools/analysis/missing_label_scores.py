@@ -60,25 +60,21 @@ on the GPU when there is one.
 import argparse
 import os
 import os.path as osp
-import sys
 
-sys.path.insert(0,
-                osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
+import numpy as np
+import torch
+from mmengine.config import Config
+from mmengine.dataset import Compose
+from mmengine.registry import init_default_scope
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-from mmengine.config import Config  # noqa: E402
-from mmengine.dataset import Compose  # noqa: E402
-from mmengine.registry import init_default_scope  # noqa: E402
-
-import mmlml  # noqa: E402,F401  (registers modules, applies fixes)
-from mmlml.analysis import missing_label_scores as mls  # noqa: E402
-from mmlml.analysis import model_scores  # noqa: E402
-from mmlml.datasets import PartialLabelDataset  # noqa: E402
-from mmlml.datasets import find_partial_label_dataset  # noqa: E402
-from mmlml.output_files import add_force_argument, check_output  # noqa: E402
-from mmlml.registry import DATASETS, HOOKS  # noqa: E402
-from mmlml.structures import LabelStore  # noqa: E402
+import mmlml  # noqa: F401  (registers modules, applies fixes)
+from mmlml.analysis import missing_label_scores as mls
+from mmlml.apis import build_model, find_pipeline, predict_scores
+from mmlml.cli import (add_model_arguments, add_scoring_arguments,
+                       check_scoring_arguments)
+from mmlml.datasets import PartialLabelDataset, find_partial_label_dataset
+from mmlml.registry import DATASETS, HOOKS
+from mmlml.structures import LabelStore
 
 TOOL = 'missing_label_scores.py'
 SPLITS = {'train': None, 'val': 'val', 'all': None}
@@ -89,8 +85,7 @@ def parse_args(argv=None):
         description='Score the partially labelled training set of a config '
         'with a trained checkpoint and save scores, observed and full '
         'labels for the missing-label figures')
-    parser.add_argument('config', help='the config the model was trained with')
-    parser.add_argument('checkpoint', help='the trained checkpoint')
+    add_model_arguments(parser)
     parser.add_argument('--out', required=True, help='the .npz file to write')
     parser.add_argument(
         '--split',
@@ -98,17 +93,14 @@ def parse_args(argv=None):
         default='train',
         help="the rows to score: the config's training set (default), the "
         "held-out 'val' rows of its PartialLabelDataset, or 'all' rows")
-    model_scores.add_scoring_arguments(
+    add_scoring_arguments(
         parser, 'test', 'the dataloader whose pipeline transforms the '
         'images (default: test, val if the config has no test dataloader)')
     parser.add_argument(
         '--name', help='the run name in the figures (default: the config)')
-    add_force_argument(parser)
     args = parser.parse_args(argv)
-    check_output(args.out, (args.config, args.checkpoint), args.force)
-    if not args.out.endswith('.npz'):
-        parser.error(f'--out must be a .npz file, got {args.out!r}')
-    model_scores.check_scoring_arguments(parser, args)
+    check_scoring_arguments(parser, args, (args.config, args.checkpoint),
+                            '.npz')
     return args
 
 
@@ -122,7 +114,7 @@ def scoring_pipeline(cfg, source: str = 'test'):
     if cfg.get(loader) is None:
         raise ValueError(f'The config has no {loader} whose pipeline would '
                          'transform the images: choose another --pipeline.')
-    return model_scores.find_pipeline(cfg[loader].dataset, loader), loader
+    return find_pipeline(cfg[loader].dataset, loader), loader
 
 
 def build_partial_label_sets(cfg, split: str = 'train'):
@@ -276,12 +268,11 @@ def main(argv=None):
     scored, train = build_partial_label_sets(cfg, args.split)
     pipeline, loader = scoring_pipeline(cfg, args.pipeline)
     scored.pipeline = Compose(pipeline)
-    model, checkpoint = model_scores.build_model(cfg, args.checkpoint, device)
+    model, checkpoint = build_model(cfg, args.checkpoint, device)
     batch_size = args.batch_size or cfg[loader].get('batch_size', 32)
     num_workers = args.num_workers if args.num_workers is not None \
         else cfg[loader].get('num_workers', 0)
-    scores = model_scores.predict_scores(model, scored, batch_size,
-                                         num_workers)
+    scores = predict_scores(model, scored, batch_size, num_workers)
 
     name = args.name or osp.splitext(osp.basename(args.config))[0]
     arrays = dict(

@@ -27,18 +27,13 @@ last epoch). The numbers are printed too
 """
 import argparse
 import csv
-import os.path as osp
-import sys
 
-sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
-sys.path.insert(0,
-                osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
+import numpy as np
+from mmengine.config import Config
+from plot_missing_label_curves import find_scalars, read_scalars
 
-import numpy as np  # noqa: E402
-from mmengine.config import Config, DictAction  # noqa: E402
-from plot_missing_label_curves import read_scalars  # noqa: E402
-
-from mmlml.output_files import add_force_argument, check_output  # noqa: E402
+from mmlml.cli import (add_cfg_options_argument, add_force_argument,
+                       check_output)
 
 PREFIX = 'class_prior'
 
@@ -53,39 +48,13 @@ def parse_args(argv=None):
     parser.add_argument('--out', required=True, help='the PNG to write')
     parser.add_argument(
         '--csv', help='also write the priors per class and epoch here')
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        help='override settings of the config, as in tools/train.py')
+    add_cfg_options_argument(
+        parser, 'override settings of the config, as in tools/train.py')
     add_force_argument(parser)
     args = parser.parse_args(argv)
     for path, option in ((args.out, '--out'), (args.csv, '--csv')):
         check_output(path, (args.config, args.run), args.force, option)
     return args
-
-
-def find_priors(run: str) -> str:
-    """The ``scalars.json`` of a run: the path itself, or the most recent
-    ``{timestamp}/vis_data/scalars.json`` of a work directory that holds
-    the priors."""
-    import glob
-    if osp.isfile(run):
-        return run
-    if not osp.isdir(run):
-        raise FileNotFoundError(f'{run} is neither a scalars.json nor a '
-                                'work directory')
-    candidates = sorted(
-        glob.glob(osp.join(run, '*', 'vis_data', 'scalars.json')),
-        reverse=True)
-    for path in candidates:
-        if read_scalars(path, PREFIX):
-            return path
-    raise FileNotFoundError(
-        f"No {{timestamp}}/vis_data/scalars.json of {run} holds "
-        f"'{PREFIX}/...' scalars ({len(candidates)} found): train with "
-        "custom_hooks=[dict(type='ClassPriorHook')] and "
-        "vis_backends=[dict(type='LocalVisBackend')].")
 
 
 def estimated_priors(path: str, num_classes: int):
@@ -201,7 +170,7 @@ def main(argv=None):
         cfg.merge_from_dict(args.cfg_options)
     import mmlml  # noqa: F401  (registers the datasets)
     true, rates, names = training_priors(cfg)
-    scalars = find_priors(args.run)
+    scalars = find_scalars(args.run, PREFIX, 'ClassPriorHook')
     epochs, table = estimated_priors(scalars, len(true))
     mae = plot(true, rates, epochs, table, args.out, args.config)
     if args.csv:

@@ -31,14 +31,12 @@ import os
 import os.path as osp
 import sys
 
-sys.path.insert(0,
-                osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
+import numpy as np
+from mmengine.config import Config
 
-import numpy as np  # noqa: E402
-from mmengine.config import Config, DictAction  # noqa: E402
-
-from mmlml.analysis import loss_gradients as lg  # noqa: E402
-from mmlml.output_files import add_force_argument, check_output  # noqa: E402
+from mmlml.analysis import loss_gradients as lg
+from mmlml.cli import (add_cfg_options_argument, add_force_argument,
+                       check_output)
 
 TARGET_TITLES = {
     'negative': 'Unannotated labels (target 0)',
@@ -82,14 +80,11 @@ def parse_args(argv=None):
         help='the curves of a paper figure (before --losses)')
     parser.add_argument(
         '--config', help='also plot model.head.loss of this training config')
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        default={},
-        help='TYPE.key=value: keyword of every loss of that type; '
+    add_cfg_options_argument(
+        parser, 'TYPE.key=value: keyword of every loss of that type; '
         'INDEX.key=value: of the INDEX-th loss (0-based, preset curves '
-        'first); other keys: settings of the --config file')
+        'first); other keys: settings of the --config file',
+        default={})
     parser.add_argument('--out', help='output PNG')
     parser.add_argument('--csv', help='also write the numbers to this CSV')
     parser.add_argument(

@@ -33,12 +33,8 @@ import glob
 import json
 import os
 import os.path as osp
-import sys
 
-sys.path.insert(0,
-                osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
-
-from mmlml.output_files import add_force_argument, check_output  # noqa: E402
+from mmlml.cli import add_force_argument, check_output
 
 METRICS = ('frac_missing', 'pos_rate', 'score_pos', 'score_neg', 'recall',
            'precision', 'auc', 'auc_macro')
@@ -112,10 +108,13 @@ def read_scalars(path: str, prefix: str = 'missing_label') -> dict:
     }
 
 
-def find_scalars(run: str, prefix: str = 'missing_label') -> str:
+def find_scalars(run: str,
+                 prefix: str = 'missing_label',
+                 hook: str = 'MissingLabelDiagnosticsHook') -> str:
     """The ``scalars.json`` of a run: the path itself, or the most recent
-    ``{timestamp}/vis_data/scalars.json`` of a work directory holding the
-    hook's metrics."""
+    ``{timestamp}/vis_data/scalars.json`` of a work directory holding
+    ``prefix/...`` scalars (written by the custom hook ``hook``, which the
+    error names)."""
     if osp.isfile(run):
         return run
     if not osp.isdir(run):
@@ -129,9 +128,9 @@ def find_scalars(run: str, prefix: str = 'missing_label') -> str:
             return path
     raise FileNotFoundError(
         f'No {{timestamp}}/vis_data/scalars.json of {run} holds '
-        f"'{prefix}/...' metrics ({len(candidates)} scalars.json found): "
-        "train with custom_hooks=[dict(type='MissingLabelDiagnosticsHook')] "
-        "and vis_backends=[dict(type='LocalVisBackend')].")
+        f"'{prefix}/...' scalars ({len(candidates)} scalars.json found): "
+        f"train with custom_hooks=[dict(type='{hook}')] and "
+        "vis_backends=[dict(type='LocalVisBackend')].")
 
 
 def run_name(run: str) -> str:

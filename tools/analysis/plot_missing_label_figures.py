@@ -42,13 +42,10 @@ import os
 import os.path as osp
 import sys
 
-sys.path.insert(0,
-                osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from mmlml.analysis import missing_label_scores as mls  # noqa: E402
-from mmlml.output_files import add_force_argument, check_output  # noqa: E402
+from mmlml.analysis import missing_label_scores as mls
+from mmlml.cli import add_force_argument, check_output
 
 #: The files written into --out-dir.
 OUTPUT_FILES = ('histograms.png', 'wasserstein.png', 'wasserstein_scatter.png',

@@ -11,10 +11,11 @@ images without positive) and then the summary of the dataset it wraps.
 import argparse
 import sys
 
-from mmengine.config import Config, DictAction
+from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
 import mmlml  # noqa: F401  (registers the datasets)
+from mmlml.cli import add_cfg_options_argument
 from mmlml.datasets.summary import dataset_summary, format_summary
 from mmlml.registry import DATASETS
 
@@ -32,11 +33,8 @@ def parse_args(argv=None):
         '--no-check-images',
         action='store_true',
         help='do not look for the image files')
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        help='override settings of the config, e.g. '
+    add_cfg_options_argument(
+        parser, 'override settings of the config, e.g. '
         'train_dataloader.dataset.dataset.data_root=data/coco')
     return parser.parse_args(argv)
 

@@ -35,16 +35,11 @@ import os.path as osp
 import sys
 import time
 
-sys.path.insert(0,
-                osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
-
-from mmlml.datasets import OpenImagesMultiLabel  # noqa: E402
-from mmlml.datasets.openimages_files import (  # noqa: E402
-    CLASS_DESCRIPTIONS_FILE, HUMAN_LABEL_FILES, class_display_names,
-    read_class_descriptions, read_class_subset, read_human_labels)
-from mmlml.datasets.openimages_npz import save_labels  # noqa: E402
-from mmlml.datasets.summary import dataset_summary, format_summary  # noqa
-from mmlml.output_files import add_force_argument, check_output  # noqa: E402
+from mmlml.cli import add_force_argument, check_output
+from mmlml.datasets import OpenImagesMultiLabel
+from mmlml.datasets import openimages_files as files
+from mmlml.datasets.openimages_npz import save_labels
+from mmlml.datasets.summary import dataset_summary, format_summary
 
 
 def parse_args(argv=None):
@@ -60,7 +55,7 @@ def parse_args(argv=None):
     parser.add_argument(
         '--split',
         required=True,
-        choices=list(HUMAN_LABEL_FILES),
+        choices=list(files.HUMAN_LABEL_FILES),
         help='the split whose human-verified labels are converted')
     parser.add_argument(
         '--classes-file',
@@ -76,7 +71,8 @@ def parse_args(argv=None):
     names.add_argument(
         '--class-descriptions',
         help='the class descriptions CSV for the class names (default: '
-        f'<data-root>/annotations/{CLASS_DESCRIPTIONS_FILE} if it exists)')
+        f'<data-root>/annotations/{files.CLASS_DESCRIPTIONS_FILE} if it '
+        'exists)')
     names.add_argument(
         '--no-class-descriptions',
         action='store_true',
@@ -105,30 +101,30 @@ def parse_args(argv=None):
 def main(argv=None) -> int:
     args = parse_args(argv)
     ann_file = args.ann_file or osp.join(args.data_root, 'annotations',
-                                         HUMAN_LABEL_FILES[args.split])
-    subset = read_class_subset(args.classes_file)
+                                         files.HUMAN_LABEL_FILES[args.split])
+    subset = files.read_class_subset(args.classes_file)
     descriptions_file = ''
     descriptions = None
     if args.class_descriptions:
         descriptions_file = args.class_descriptions
     elif not args.no_class_descriptions:
         default = osp.join(args.data_root, 'annotations',
-                           CLASS_DESCRIPTIONS_FILE)
+                           files.CLASS_DESCRIPTIONS_FILE)
         if osp.isfile(default):
             descriptions_file = default
         else:
             print(f'No class descriptions file {default!r}: the class names '
                   'are the MIDs.')
     if descriptions_file:
-        descriptions = read_class_descriptions(descriptions_file)
-    class_names = class_display_names(subset, args.classes_file, descriptions,
-                                      descriptions_file)
+        descriptions = files.read_class_descriptions(descriptions_file)
+    class_names = files.class_display_names(subset, args.classes_file,
+                                            descriptions, descriptions_file)
     class_mids = tuple(mid for _, mid in subset)
 
     print(f'Reading {ann_file} ({len(class_mids)} classes of '
           f'{args.classes_file})...')
     start = time.time()
-    labels = read_human_labels(
+    labels = files.read_human_labels(
         ann_file,
         class_mids,
         class_names,

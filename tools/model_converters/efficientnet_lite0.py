@@ -39,7 +39,7 @@ import torch
 import torch.nn.functional as F
 
 import mmlml  # noqa: F401  (registers EfficientNetLite; checkpoint loading)
-from mmlml.output_files import add_force_argument, check_output
+from mmlml.cli import add_force_argument, check_output
 
 #: Where configs/_base_/domains/digit_canvases.py loads the checkpoint.
 DEFAULT_OUT = osp.join(

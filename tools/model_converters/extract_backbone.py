@@ -23,7 +23,7 @@ from mmengine.runner import CheckpointLoader
 
 import mmlml  # noqa: F401  (MMEngine's checkpoint loading, as patched)
 from mmlml.checkpoint_policy import check_checkpoint_exists
-from mmlml.output_files import add_force_argument, check_output
+from mmlml.cli import add_checkpoint_argument, add_force_argument, check_output
 
 PREFIX = 'backbone.'
 
@@ -44,10 +44,7 @@ def extract_backbone(checkpoint: dict, source: str = '') -> dict:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument(
-        'checkpoint',
-        help='the classifier checkpoint: a file, or a URL (http(s)://, '
-        'open-mmlab://, s3://, ...) as for tools/test.py')
+    add_checkpoint_argument(parser, 'the classifier checkpoint')
     parser.add_argument('out', help='the backbone checkpoint to write')
     add_force_argument(parser)
     args = parser.parse_args(argv)

@@ -1,13 +1,15 @@
-"""A trained classifier's scores on every sample of a dataset, for the
-tools that relabel or analyse a training set (``tools/pseudo_label.py``,
-``tools/analysis/missing_label_scores.py``)."""
-import argparse
+"""A trained classifier's scores on every sample of a dataset: the model
+built from a config and a checkpoint, the pipeline of a dataloader, and
+the scores. Training code uses them (:class:`~mmlml.hooks.VLPseudoLabelHook`,
+:class:`~mmlml.pseudo_labellers.ModelPseudoLabeller`), as do the tools that
+relabel or analyse a training set (``tools/pseudo_label.py``,
+``tools/analysis/missing_label_scores.py``); their command-line options are
+:mod:`mmlml.cli.model_options`."""
 import sys
 from typing import Tuple
 
 import numpy as np
 import torch
-from mmengine.config import DictAction
 from mmengine.dataset import pseudo_collate
 from mmengine.runner import load_checkpoint
 from mmengine.utils import ProgressBar
@@ -15,50 +17,7 @@ from torch.utils.data import DataLoader
 
 from mmlml.registry import MODELS
 
-__all__ = [
-    'add_scoring_arguments', 'check_scoring_arguments', 'find_pipeline',
-    'build_model', 'predict_scores'
-]
-
-
-def add_scoring_arguments(parser: argparse.ArgumentParser,
-                          pipeline: str = 'test',
-                          pipeline_help: str = '') -> None:
-    """The command-line options of the scoring tools: ``--pipeline``
-    (``'test'`` or ``'val'``, default ``pipeline``), ``--batch-size``,
-    ``--num-workers``, ``--device`` and ``--cfg-options``."""
-    parser.add_argument(
-        '--pipeline',
-        choices=['test', 'val'],
-        default=pipeline,
-        help=pipeline_help or 'the dataloader whose pipeline transforms the '
-        f'images (default: {pipeline})')
-    parser.add_argument(
-        '--batch-size',
-        type=int,
-        help='default: the batch size of that dataloader')
-    parser.add_argument(
-        '--num-workers',
-        type=int,
-        help='default: the number of workers of that dataloader')
-    parser.add_argument(
-        '--device', help='default: cuda if available, else cpu')
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        help='override config settings')
-
-
-def check_scoring_arguments(parser: argparse.ArgumentParser,
-                            args: argparse.Namespace) -> None:
-    """Refuse a non-positive ``--batch-size`` or a negative
-    ``--num-workers`` (the options of :func:`add_scoring_arguments`)."""
-    if args.batch_size is not None and args.batch_size < 1:
-        parser.error(f'--batch-size must be positive, got {args.batch_size}')
-    if args.num_workers is not None and args.num_workers < 0:
-        parser.error('--num-workers must not be negative, got '
-                     f'{args.num_workers}')
+__all__ = ['find_pipeline', 'build_model', 'predict_scores']
 
 
 def find_pipeline(dataset_cfg, name: str):
