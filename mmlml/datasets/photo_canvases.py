@@ -22,8 +22,9 @@ import cv2
 import numpy as np
 
 from mmlml.registry import DATASETS
-from mmlml.utils.hyperparameters import (Flag, Integer, Real, RealTuple,
-                                         check_hparam)
+from mmlml.utils.hyperparameters import (Choice, Flag, Integer, Real,
+                                         RealSequence, RealTuple, Rule,
+                                         check_settings)
 from .feature_maps import cached_feature_maps, check_features
 from .generated_multi_label_dataset import GeneratedMultiLabelDataset
 
@@ -307,13 +308,13 @@ class PhotoCanvases(GeneratedMultiLabelDataset):
             Defaults to 224 (EfficientNet-Lite0's native resolution).
         seed (int): Seed of the generator. Defaults to 0.
         object_counts (tuple[float]): The probabilities of 1, 2, ...
-            objects per canvas (normalised). Defaults to ``(0.6, 0.3,
-            0.1)``: 1.5 positives per canvas, VOC's density.
+            objects per canvas (normalised). Defaults to ``(0.4, 0.4,
+            0.2)``: 1.6 positives per canvas, about VOC's density (1.5).
         object_size (tuple[float]): Smallest and largest longer side of an
             object, as fractions of the canvas side in ``(0, 1]``.
-            Defaults to ``(0.4, 0.7)``.
+            Defaults to ``(0.5, 0.8)``.
         max_overlap (float): Largest share, in ``[0, 1]``, of an object's
-            box that another box may cover. Defaults to 0.3.
+            box that another box may cover. Defaults to 0.5.
         disjoint_photos (bool): The instance-disjoint variant. Defaults to
             False.
         drawings (bool): Add the drawn categories
@@ -334,15 +335,41 @@ class PhotoCanvases(GeneratedMultiLabelDataset):
             ``ann_file`` and ``data_root``.
     """
 
+    hyperparameters = dict(
+        split=Choice('train', options=tuple(_SPLIT_STREAMS)),
+        num_samples=Integer(1000, low=1),
+        img_size=Integer(224, low=32),
+        seed=Integer(0),
+        object_counts=RealSequence((0.4, 0.4, 0.2), low=0),
+        object_size=RealTuple((0.5, 0.8), names=('smallest', 'largest')),
+        max_overlap=Real(0.5, low=0, high=1),
+        disjoint_photos=Flag(False),
+        drawings=Flag(False),
+        val_frac=Real(DEFAULT_VAL_FRAC, low=0, high=1),
+        split_seed=Integer(DEFAULT_SPLIT_SEED))
+    rules = (
+        Rule(lambda object_counts: sum(object_counts) > 0,
+             '{owner}: object_counts, the probabilities of 1, 2, ... '
+             'objects, must not be all zero, got {object_counts}'),
+        Rule(lambda object_size: 0 < object_size[0] <= object_size[1] <= 1,
+             '{owner}: object_size must be (smallest, largest) with 0 < '
+             'smallest <= largest <= 1, got {object_size}'),
+        Rule(
+            lambda object_counts, drawings: len(object_counts) <= len(
+                PHOTO_CATEGORIES) + (len(DRAWN_CATEGORIES) if drawings else 0),
+            '{owner}: object_counts {object_counts} allows more objects of '
+            'distinct classes than there are classes'),
+    )
+
     def __init__(self,
                  *,
                  split: str = 'train',
                  num_samples: int = 1000,
                  img_size: int = 224,
                  seed: int = 0,
-                 object_counts: Sequence[float] = (0.6, 0.3, 0.1),
-                 object_size: Sequence[float] = (0.4, 0.7),
-                 max_overlap: float = 0.3,
+                 object_counts: Sequence[float] = (0.4, 0.4, 0.2),
+                 object_size: Sequence[float] = (0.5, 0.8),
+                 max_overlap: float = 0.5,
                  disjoint_photos: bool = False,
                  drawings: bool = False,
                  stamps_root: Optional[str] = None,
@@ -351,48 +378,36 @@ class PhotoCanvases(GeneratedMultiLabelDataset):
                  split_seed: int = DEFAULT_SPLIT_SEED,
                  metainfo: Optional[dict] = None,
                  **kwargs):
-        if split not in _SPLIT_STREAMS:
-            raise ValueError(f'`split` must be one of '
-                             f'{tuple(_SPLIT_STREAMS)}, but got {split!r}.')
-        self.split = split
-        self.num_samples = Integer(low=1).check('num_samples', num_samples)
-        self.img_size = Integer(low=32).check('img_size', img_size)
-        self.seed = Integer(low=0).check('seed', seed)
-        if (isinstance(object_counts,
-                       (str, bytes)) or not isinstance(object_counts, Sequence)
-                or not object_counts):
-            raise ValueError('object_counts must be the probabilities of 1, '
-                             f'2, ... objects, got {object_counts!r}')
-        counts = [
-            check_hparam(f'object_counts[{i}]', c, low=0)
-            for i, c in enumerate(object_counts)
-        ]
-        if sum(counts) <= 0:
-            raise ValueError('object_counts must not be all zero, got '
-                             f'{object_counts!r}')
-        self.object_counts = tuple(c / sum(counts) for c in counts)
-        size = RealTuple(names=('smallest',
-                                'largest')).check('object_size', object_size)
-        if not 0 < size[0] <= size[1] <= 1:
-            raise ValueError('object_size must be (smallest, largest) with '
-                             f'0 < smallest <= largest <= 1, got {size!r}')
-        self.object_size = size
-        self.max_overlap = Real(
-            0.3, low=0, high=1).check('max_overlap', max_overlap)
-        self.disjoint_photos = Flag(False).check('disjoint_photos',
-                                                 disjoint_photos)
-        self.drawings = Flag(False).check('drawings', drawings)
+        checked = check_settings(
+            self,
+            split=split,
+            num_samples=num_samples,
+            img_size=img_size,
+            seed=seed,
+            object_counts=object_counts,
+            object_size=object_size,
+            max_overlap=max_overlap,
+            disjoint_photos=disjoint_photos,
+            drawings=drawings,
+            val_frac=val_frac,
+            split_seed=split_seed)
+        self.split = checked.split
+        self.num_samples = checked.num_samples
+        self.img_size = checked.img_size
+        self.seed = checked.seed
+        total = sum(checked.object_counts)
+        self.object_counts = tuple(c / total for c in checked.object_counts)
+        self.object_size = checked.object_size
+        self.max_overlap = checked.max_overlap
+        self.disjoint_photos = checked.disjoint_photos
+        self.drawings = checked.drawings
+        self.val_frac = checked.val_frac
+        self.split_seed = checked.split_seed
         self.categories = dict(PHOTO_CATEGORIES)
         if self.drawings:
             self.categories.update(DRAWN_CATEGORIES)
-        if len(self.object_counts) > len(self.categories):
-            raise ValueError(
-                f'object_counts allows {len(self.object_counts)} objects '
-                f'of distinct classes but there are {len(self.categories)}')
         self.stamps_root = find_stamps_root(stamps_root)
         self.features = check_features(features)
-        self.val_frac = Real(low=0, high=1).check('val_frac', val_frac)
-        self.split_seed = Integer(low=0).check('split_seed', split_seed)
         for key in ('ann_file', 'data_root'):
             if key in kwargs:
                 raise TypeError(f'{type(self).__name__} reads no annotation '

@@ -31,7 +31,7 @@ from typing import Any, Callable, Dict, Iterable, Mapping, Sequence, Tuple
 
 __all__ = [
     'REQUIRED', 'Hyperparameter', 'Real', 'Integer', 'Flag', 'Choice',
-    'RealTuple', 'IntegerPair', 'Setting', 'Text', 'Typed', 'Rule',
+    'RealTuple', 'RealSequence', 'IntegerPair', 'Setting', 'Text', 'Typed', 'Rule',
     'check_hparam', 'check_hyperparameters', 'hyperparameters_of',
     'check_settings', 'check_run_rules'
 ]
@@ -286,6 +286,29 @@ class RealTuple(Hyperparameter):
         return tuple(
             check_hparam(f'{name}[{i}] ({entry})', item)
             for i, (entry, item) in enumerate(zip(self.names, value)))
+
+
+class RealSequence(Hyperparameter):
+    """A non-empty sequence of any length of finite real numbers in
+    ``[low, high]``, stored as a tuple of floats (e.g. probabilities)."""
+
+    def __init__(self,
+                 default: Any = REQUIRED,
+                 *,
+                 low: float = -math.inf,
+                 high: float = math.inf,
+                 **kwargs):
+        super().__init__(default, **kwargs)
+        self.bounds = dict(low=low, high=high)
+
+    def check(self, name: str, value: Any) -> Tuple[float, ...]:
+        if isinstance(value, (str, bytes)) or not isinstance(
+                value, Iterable) or not len(value):
+            raise ValueError(f'{name} must be a non-empty sequence of '
+                             f'numbers, got {value!r}')
+        return tuple(
+            check_hparam(f'{name}[{i}]', item, **self.bounds)
+            for i, item in enumerate(value))
 
 
 class Rule:
