@@ -177,15 +177,41 @@ def test_applied_fixes_record():
     missing = importlib.util.find_spec('pkg_resources') is None
     lookup = ('package_lookup', ) if missing else ()
     assert names == ('checkpoint_loading', *lookup, 'cpu_distributed',
-                     'compiled_optimizer_step')
+                     'compiled_optimizer_step', 'config_text_formatting')
     message = compat.applied_fixes_message()
     count = len(compat.checkpoint_safe_globals())
     assert message.startswith(
         'mmlml compatibility fixes applied: safe checkpoint loading '
         f'({count} globals allow-listed), ')
-    assert message.endswith('CPU torchrun, eager optimizer step in compile')
+    assert message.endswith('CPU torchrun, eager optimizer step in compile, '
+                            'config text formatted once')
     compat.apply_all()  # idempotent
     assert compat.applied_fixes() == names
+
+
+def test_config_text_is_formatted_once_with_the_same_result(monkeypatch):
+    """MMEngine formats the config text at every log, dump and checkpoint
+    save; each distinct text is formatted once, with yapf's own result."""
+    import mmengine.config.config as config_module
+    from mmengine.config import Config
+    from yapf.yapflib.yapf_api import FormatCode
+    cfg = Config(dict(model=dict(type='M', layers=[1, 2, 3]), seed=7))
+    monkeypatch.setattr(config_module, 'FormatCode', FormatCode)
+    stock = cfg.pretty_text
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return FormatCode(*args, **kwargs)
+
+    # The repair again, around a counting formatter (a fresh cache).
+    monkeypatch.setattr(config_module, 'FormatCode', counting)
+    monkeypatch.delitem(compat._APPLIED, 'config_text_formatting')
+    compat.patch_config_text_formatting()
+    assert [cfg.pretty_text for _ in range(5)] == [stock] * 5
+    assert len(calls) == 1
+    cfg.seed = 8  # another text: formatted again
+    assert 'seed = 8' in cfg.pretty_text and len(calls) == 2
 
 
 #: What ``import mmlml`` must leave as upstream made it: (module, attribute
