@@ -9,9 +9,8 @@ from .formatted_arrays import load_formatted_arrays
 from .label_states import evaluation_target, label_matrices, label_states
 from .nus_wide import NUS_WIDE_CONCEPTS, NUSWide
 from .openimages_multi_label import OpenImagesMultiLabel
-from .partial_label_dataset import PartialLabelDataset
-from .partial_labels import (make_partial_labels, num_kept_positives,
-                             split_train_val)
+from .partial import (PartialLabelDataset, PartialLabelProtocol, SampleSplit,
+                      make_partial_labels, num_kept_positives, split_train_val)
 from .synthetic import SyntheticShapes
 from .utils import find_partial_label_dataset
 from .voc_multi_label import VOCMultiLabel
@@ -19,8 +18,8 @@ from .voc_multi_label import VOCMultiLabel
 __all__ = [
     'CocoMultiLabel', 'VOCMultiLabel', 'NUSWide', 'NUS_WIDE_CONCEPTS',
     'load_formatted_arrays', 'CUBAttributes', 'OpenImagesMultiLabel',
-    'CustomMultiLabelDataset', 'PartialLabelDataset', 'SyntheticShapes',
-    'DigitCanvases', 'evaluation_target', 'label_matrices', 'label_states',
-    'make_partial_labels', 'num_kept_positives', 'split_train_val',
-    'find_partial_label_dataset'
+    'CustomMultiLabelDataset', 'PartialLabelDataset', 'PartialLabelProtocol',
+    'SampleSplit', 'SyntheticShapes', 'DigitCanvases', 'evaluation_target',
+    'label_matrices', 'label_states', 'make_partial_labels',
+    'num_kept_positives', 'split_train_val', 'find_partial_label_dataset'
 ]

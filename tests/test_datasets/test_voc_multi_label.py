@@ -510,7 +510,7 @@ def test_config_pipeline_and_wrapper(voc2012):
 
 def test_wrapping_mmpretrains_voc_warns(voc2012, monkeypatch):
     messages = []
-    monkeypatch.setattr('mmlml.datasets.partial_label_dataset.print_log',
+    monkeypatch.setattr('mmlml.datasets.partial.dataset.print_log',
                         lambda msg, **kwargs: messages.append(msg))
     PartialLabelDataset(
         dataset=VOC(data_root=voc2012, split='train'), mode='full')

@@ -43,7 +43,7 @@ from mmengine.logging import MMLogger  # noqa: E402
 from mmlml.datasets import CustomMultiLabelDataset  # noqa: E402
 from mmlml.datasets import PartialLabelDataset  # noqa: E402
 from mmlml.datasets import make_partial_labels, split_train_val  # noqa: E402
-from mmlml.datasets.partial_labels import check_binary_matrix  # noqa: E402
+from mmlml.datasets.partial.draws import check_binary_matrix  # noqa: E402
 
 STAGES = ('check', 'single_positive', 'ratio', 'split', 'full_init',
           'full_init_per_sample')

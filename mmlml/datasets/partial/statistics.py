@@ -6,7 +6,7 @@ from typing import Dict, Optional, Union
 
 import numpy as np
 
-from .partial_label_matrices import row_steps
+from .draws import row_steps
 
 __all__ = [
     'partial_label_statistics', 'statistics_summary', 'no_positive_warning'
