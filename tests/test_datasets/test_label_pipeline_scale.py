@@ -513,7 +513,7 @@ def _reference_read_per_sample(parts, num_classes):
 class _Mixed:
     """Samples given one at a time, each by ``get_label_states`` or by
     ``get_cat_ids`` (as the parts of a ``ConcatDataset`` may), through
-    :func:`~mmlml.datasets.partial_label_matrices.locate`."""
+    :func:`~mmlml.datasets.partial.matrices.locate`."""
 
     def __init__(self, parts):
         self.datasets = [_Part(parts, 'states'), _Part(parts, 'ids')]

@@ -20,7 +20,7 @@ directory. The file holds every image with at least one verified label of
 the subset, sorted by ``ImageID``: the positive and the negative class
 indices of each (compressed sparse rows), the MIDs and names of the classes,
 and the counts of the conversion; see
-:func:`mmlml.datasets.openimages_npz.save_labels`.
+:func:`mmlml.datasets.benchmarks.openimages_npz.save_labels`.
 
 Then the dataset is built from the new file as a config would build it
 (``drop_images_without_positive=True`` unless
@@ -39,10 +39,10 @@ sys.path.insert(0,
                 osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
 
 from mmlml.datasets import OpenImagesMultiLabel  # noqa: E402
-from mmlml.datasets.openimages_files import (  # noqa: E402
+from mmlml.datasets.benchmarks.openimages_files import (  # noqa: E402
     CLASS_DESCRIPTIONS_FILE, HUMAN_LABEL_FILES, class_display_names,
     read_class_descriptions, read_class_subset, read_human_labels)
-from mmlml.datasets.openimages_npz import save_labels  # noqa: E402
+from mmlml.datasets.benchmarks.openimages_npz import save_labels  # noqa: E402
 from mmlml.datasets.summary import dataset_summary, format_summary  # noqa
 from mmlml.output_files import add_force_argument, check_output  # noqa: E402
 

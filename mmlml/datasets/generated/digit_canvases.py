@@ -15,8 +15,8 @@ import numpy as np
 
 from mmlml.registry import DATASETS
 from mmlml.utils.hyperparameters import Integer, check_hparam
+from ..partial.protocol import VAL_FRAC, check_seed, split_train_val
 from .generated_multi_label_dataset import GeneratedMultiLabelDataset
-from .partial.protocol import VAL_FRAC, check_seed, split_train_val
 
 __all__ = ['DigitCanvases']
 
