@@ -426,6 +426,10 @@ def test_ratio_is_read_from_its_decimal_text(ann_file):
     from mmlml.datasets.partial import PartialLabelProtocol
     protocol = PartialLabelProtocol('ratio', np.float32(0.8))
     assert protocol.ratio == 0.8 and protocol.num_kept(5) == 2
+    # The log lines name the labels' origin as the protocol describes it.
+    assert protocol.describe() == 'ratio r=0.8'
+    assert PartialLabelProtocol('file', label_file='a.npy').describe() == \
+        'file a.npy'
     dataset = _build(ann_file, mode='ratio', ratio=np.float32(0.8))
     np.testing.assert_array_equal(
         dataset.observed_labels,

@@ -561,11 +561,12 @@ check_annotation_files`).
             split += ' (clean labels)'
         elif self._eval_unknown is not None:
             split += f' (observed labels, unknown: {self._eval_unknown})'
-        print_log(statistics_summary(stats, split), logger='current')
+        where = f'{self.protocol.describe()}, split {split}'
+        print_log(statistics_summary(stats, where), logger='current')
         if (self.uses_observed_labels
                 and stats['num_images_without_observed_positive']):
             print_log(
-                no_positive_warning(stats, split),
+                no_positive_warning(stats, where),
                 logger='current',
                 level=logging.WARNING)
 

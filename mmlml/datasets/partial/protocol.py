@@ -164,6 +164,15 @@ class PartialLabelProtocol:
             checked['label_file'] = os.fspath(label_file)
         _store(self, checked)
 
+    def describe(self) -> str:
+        """The labels' origin, as the log lines name it: the mode (and
+        ratio), or the label file."""
+        if self.mode == 'file':
+            return f'file {self.label_file}'
+        if self.ratio is not None:
+            return f'{self.mode} r={self.ratio}'
+        return self.mode
+
     def num_kept(self, num_positives: int) -> int:
         """The positives that the ``'ratio'`` mode keeps of an image's
         :math:`n` positives: :math:`\\min(n, \\lfloor n (1 - r) \\rfloor +
