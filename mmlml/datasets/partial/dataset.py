@@ -78,6 +78,15 @@ class PartialLabelDataset:
     ``docs/partial_labels.md`` describes the modes, the label files, the
     two label encodings, the statistics and the configs.
 
+    The arguments that fix the labels (``mode``, ``ratio``, ``seed``,
+    ``label_file``) make :attr:`protocol`, a
+    :class:`~mmlml.datasets.partial.protocol.PartialLabelProtocol`, and
+    those that fix the samples and their labels (``split``, ``val_frac``,
+    ``split_seed``, ``val_labels``, ``val_unknown``) :attr:`samples`, a
+    :class:`~mmlml.datasets.partial.protocol.SampleSplit`: both are frozen
+    and checked when they are built, before the wrapped dataset is; the
+    wrapper's attributes of the same names read them.
+
     Args:
         dataset (dict or Dataset): The fully labelled dataset to wrap, as a
             config dict (built with ``DATASETS``) or an instance, with a
@@ -89,53 +98,20 @@ class PartialLabelDataset:
             read by MMEngine's loader): both are refused before the
             dataset is built (:func:`~mmlml.datasets.checks.\
 check_annotation_files`).
-        mode (str): ``'single_positive'`` (one positive per image, as Cole
-            et al.'s generator), ``'ratio'`` (Zhang et al.'s missing-ratio
-            protocol), ``'full'`` (every label observed), ``'annotated'``
-            (the wrapped dataset's own annotation) or ``'file'`` (read from
-            ``label_file``). Defaults to ``'single_positive'``.
-        ratio (float, optional): The missing ratio :math:`r` in [0, 1] of the
-            ``'ratio'`` mode; must be None in the other modes.
-            Defaults to None.
-        seed (int): The seed of the label generation, an integer (never
-            None: every worker and rank must draw the same labels); unused
-            in the ``'file'`` mode. Defaults to 1200, the seed of Cole et
-            al.
-        split (str, optional): ``'train'``, ``'val'`` or None (all samples).
-            Defaults to None.
-        val_frac (float): The fraction of samples in the validation split.
-            Defaults to 0.2.
-        split_seed (int): The seed of the train/validation split.
-            Defaults to 1200.
-        val_labels (str): The labels of the ``'val'`` split: ``'clean'``
-            (the full labels, Cole et al.'s default) or ``'observed'`` (the
-            partial labels, like the training split). Defaults to
-            ``'clean'``.
+        mode, ratio, seed, label_file: Which labels are observed: see
+            :class:`~mmlml.datasets.partial.protocol.PartialLabelProtocol`
+            (defaults ``'single_positive'``, None, 1200 and None). A
+            relative ``label_file`` is relative to the working directory.
+        split, val_frac, split_seed, val_labels, val_unknown: Which samples,
+            and the labels the validation samples carry: see
+            :class:`~mmlml.datasets.partial.protocol.SampleSplit`
+            (defaults None, 0.2, 1200, ``'clean'`` and None).
         lazy_init (bool): Whether to defer reading the labels until
             :meth:`full_init` (called by the first access otherwise).
             Defaults to False.
-        label_file (str or PathLike, optional): The ``.npy`` or ``.txt``
-            file of the observed labels of every sample of the wrapped
-            dataset, required in the ``'file'`` mode and forbidden in the
-            others. A relative path is relative to the working directory.
-            Defaults to None.
-        val_unknown (str, optional): How the targets of the ``'val'`` split
-            with ``val_labels='observed'`` treat unknown labels:
-            ``'ignore'`` (known labels only) or ``'negative'``; None
-            chooses from the labels (:meth:`SampleSplit.eval_unknown`).
-            Defaults to None.
         **unexpected: None is taken: any other argument raises a
             ``TypeError`` that names it and explains the usual cause
             (:func:`refuse_unexpected`).
-
-    The arguments that fix the labels (``mode``, ``ratio``, ``seed``,
-    ``label_file``) make :attr:`protocol`, a
-    :class:`~mmlml.datasets.partial.protocol.PartialLabelProtocol`, and
-    those that fix the samples and their labels (``split``, ``val_frac``,
-    ``split_seed``, ``val_labels``, ``val_unknown``) :attr:`samples`, a
-    :class:`~mmlml.datasets.partial.protocol.SampleSplit`: both are frozen
-    and checked when they are built, before the wrapped dataset is; the
-    wrapper's attributes of the same names read them.
     """
 
     MODES = MODES
@@ -153,7 +129,8 @@ check_annotation_files`).
                  split_seed: int = SampleSplit.split_seed,
                  val_labels: str = SampleSplit.val_labels,
                  lazy_init: bool = False,
-                 label_file: Optional[Union[str, os.PathLike]] = None,
+                 label_file: Optional[Union[str, os.PathLike]] = (
+                     PartialLabelProtocol.label_file),
                  val_unknown: Optional[str] = SampleSplit.val_unknown,
                  **unexpected):
         if unexpected:

@@ -120,10 +120,13 @@ class PartialLabelProtocol:
             float of its decimal text (``np.float32(0.8)`` is 0.8), which
             :meth:`num_kept` reads exactly. Defaults to None.
         seed (int): The seed of the generated modes, an integer in
-            ``[0, 2**32)``. Defaults to 1200, the seed of Cole et al.
-        label_file (str or PathLike, optional): The file of the observed
-            labels of the ``'file'`` mode, stored as a str. Defaults to
-            None.
+            ``[0, 2**32)`` (never None: every dataloader worker and every
+            rank must draw the same labels). Defaults to 1200, the seed of
+            Cole et al.
+        label_file (str or PathLike, optional): The ``.npy`` or ``.txt``
+            file of the observed labels of every sample of the wrapped
+            dataset, required in the ``'file'`` mode and forbidden in the
+            others; stored as a str. Defaults to None.
     """
     mode: str = _PROTOCOL['mode'].default
     ratio: Optional[float] = _PROTOCOL['ratio'].default
@@ -218,12 +221,14 @@ class SampleSplit:
         split_seed (int): The seed of the train/validation split, an integer
             in ``[0, 2**32)``. Defaults to 1200.
         val_labels (str): The labels of the ``'val'`` split: ``'clean'``
-            (the full labels, Cole et al.'s default) or ``'observed'``.
-            Defaults to ``'clean'``.
+            (the full labels, Cole et al.'s default) or ``'observed'`` (the
+            partial labels, like the training split). Defaults to
+            ``'clean'``.
         val_unknown (str, optional): How the targets of the ``'val'`` split
             with ``val_labels='observed'`` treat unknown labels:
-            ``'ignore'``, ``'negative'`` or None (chosen from the labels,
-            :meth:`eval_unknown`). Defaults to None.
+            ``'ignore'`` (known labels only), ``'negative'`` or None
+            (chosen from the labels, :meth:`eval_unknown`). Defaults to
+            None.
     """
     split: Optional[str] = _SPLIT['split'].default
     val_frac: float = _SPLIT['val_frac'].default
