@@ -14,7 +14,7 @@ import mmcv
 import numpy as np
 from mmengine.utils import mkdir_or_exist
 
-from mmlml.datasets.nus_wide import NUS_WIDE_CONCEPTS
+from mmlml.datasets.benchmarks.nus_wide import NUS_WIDE_CONCEPTS
 
 #: Images per split: enough for Cole et al.'s 80/20 split and a batch of 2.
 NUM_TRAIN, NUM_TEST = 15, 6

@@ -1,7 +1,7 @@
 """Helpers for code that reads a training set's partial labels."""
 from typing import Optional
 
-from .partial_label_dataset import PartialLabelDataset
+from .partial import PartialLabelDataset
 
 __all__ = ['find_partial_label_dataset']
 

@@ -31,8 +31,8 @@ from typing import Any, Callable, Dict, Iterable, Mapping, Sequence, Tuple
 
 __all__ = [
     'REQUIRED', 'Hyperparameter', 'Real', 'Integer', 'Flag', 'Choice',
-    'RealTuple', 'RealSequence', 'IntegerPair', 'Setting', 'Text', 'Typed', 'Rule',
-    'check_hparam', 'check_hyperparameters', 'hyperparameters_of',
+    'RealTuple', 'RealSequence', 'IntegerPair', 'Setting', 'Text', 'Typed',
+    'Rule', 'check_hparam', 'check_hyperparameters', 'hyperparameters_of',
     'check_settings', 'check_run_rules'
 ]
 
@@ -302,8 +302,8 @@ class RealSequence(Hyperparameter):
         self.bounds = dict(low=low, high=high)
 
     def check(self, name: str, value: Any) -> Tuple[float, ...]:
-        if isinstance(value, (str, bytes)) or not isinstance(
-                value, Iterable) or not len(value):
+        text = isinstance(value, (str, bytes))
+        if text or not isinstance(value, Iterable) or not len(value):
             raise ValueError(f'{name} must be a non-empty sequence of '
                              f'numbers, got {value!r}')
         return tuple(

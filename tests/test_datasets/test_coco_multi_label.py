@@ -11,7 +11,7 @@ from conftest import build_image_dataset
 from mmengine.registry import DefaultScope
 
 from mmlml.datasets import PartialLabelDataset
-from mmlml.datasets.coco_multi_label import CocoMultiLabel
+from mmlml.datasets.benchmarks.coco_multi_label import CocoMultiLabel
 from mmlml.datasets.summary import dataset_summary, format_summary
 
 # Ids with gaps like the official 1..90 (12 and 26 are unused there too).

@@ -9,7 +9,7 @@ import pytest
 from conftest import build_image_dataset
 
 from mmlml.datasets import PartialLabelDataset
-from mmlml.datasets.cub_attributes import CUBAttributes
+from mmlml.datasets.benchmarks.cub_attributes import CUBAttributes
 from mmlml.datasets.summary import dataset_summary
 
 A = 312

@@ -278,7 +278,7 @@ def test_observed_validation_unknown_handling(partial_file, tmp_path):
         val_labels='observed',
         val_unknown='negative')
     assert (forced[0]['data_samples'].gt_score >= 0).all()
-    with pytest.raises(ValueError, match='`val_unknown` must be one of'):
+    with pytest.raises(ValueError, match='^val_unknown must be one of'):
         PartialLabelDataset(_inner(partial_file), val_unknown='unknown')
     # Training samples keep the training encoding.
     train = PartialLabelDataset(

@@ -23,9 +23,10 @@ from mmengine.registry import DefaultScope
 import mmlml  # noqa: F401
 from mmlml.datasets import (CustomMultiLabelDataset, PartialLabelDataset,
                             SyntheticShapes, make_partial_labels)
-from mmlml.datasets import partial_label_matrices as wrapper_module
-from mmlml.datasets import partial_labels as generator_module
 from mmlml.datasets.label_states import label_matrices, label_states
+from mmlml.datasets.partial import draws as generator_module
+from mmlml.datasets.partial import matrices as wrapper_module
+from mmlml.datasets.partial.protocol import PartialLabelProtocol
 
 sys.path.insert(0, osp.join(ROOT, 'tools', 'analysis'))
 
@@ -55,10 +56,10 @@ def _reference_check(full, name='full'):
 
 def _reference_make_partial_labels(full, mode, ratio=None, seed=1200):
     """``make_partial_labels`` as it was, verbatim: the per-row loop."""
-    ratio_frac = generator_module.check_mode_ratio(mode, ratio)
+    protocol = PartialLabelProtocol(mode, ratio, seed)
     full = _reference_check(full)
     observed = np.zeros(full.shape, dtype=np.uint8)
-    rng = np.random.RandomState(generator_module.check_seed(seed))
+    rng = np.random.RandomState(protocol.seed)
     if mode == 'single_positive':
         for i, row in enumerate(full):
             pos = np.nonzero(row == 1)[0]
@@ -68,12 +69,11 @@ def _reference_make_partial_labels(full, mode, ratio=None, seed=1200):
             neg = np.nonzero(row != 1)[0]
             rng.shuffle(neg)
     else:
-        keep = 1 - ratio_frac
         for i, row in enumerate(full):
             pos = np.nonzero(row == 1)[0]
             if len(pos) == 0:
                 continue
-            k = generator_module._num_kept(len(pos), keep)
+            k = protocol.num_kept(len(pos))
             observed[i, pos[rng.permutation(len(pos))[:k]]] = 1
     return observed
 
@@ -238,7 +238,7 @@ def test_check_and_generators_allocate_little(monkeypatch):
 
 # ------------------------------------------------ the wrapper's selection
 def test_select_rows_in_place(monkeypatch):
-    monkeypatch.setattr(wrapper_module, '_CHUNK_ENTRIES', 12)
+    monkeypatch.setattr(generator_module, '_CHUNK_ENTRIES', 12)
     rng = np.random.RandomState(0)
     source = rng.randint(-1, 2, size=(97, 5)).astype(np.int8)
     for rows in (np.arange(97), np.arange(0), np.array([96]),
@@ -513,7 +513,7 @@ def _reference_read_per_sample(parts, num_classes):
 class _Mixed:
     """Samples given one at a time, each by ``get_label_states`` or by
     ``get_cat_ids`` (as the parts of a ``ConcatDataset`` may), through
-    :func:`~mmlml.datasets.partial_label_matrices.locate`."""
+    :func:`~mmlml.datasets.partial.matrices.locate`."""
 
     def __init__(self, parts):
         self.datasets = [_Part(parts, 'states'), _Part(parts, 'ids')]
@@ -562,7 +562,7 @@ def _random_parts(rng, num, classes, kinds=('states', 'ids')):
 def test_per_sample_reader_equals_the_old_checks(seed, kinds, monkeypatch):
     """The checks on whole arrays read the same labels as the two
     reductions per sample did, in chunks of samples."""
-    monkeypatch.setattr(wrapper_module, '_CHUNK_ENTRIES', 50)
+    monkeypatch.setattr(generator_module, '_CHUNK_ENTRIES', 50)
     rng = np.random.default_rng(seed)
     parts = _random_parts(rng, 97, 7, kinds)
     full, unknown, stock_voc = wrapper_module.read_label_states_per_sample(
@@ -607,7 +607,7 @@ def test_per_sample_reader_names_the_first_bad_sample(odd, monkeypatch):
     """A bad sample is named as before, and an earlier one of another kind
     first: the reader's checks on whole arrays agree with the per-sample
     ones, errors included."""
-    monkeypatch.setattr(wrapper_module, '_CHUNK_ENTRIES', 50)
+    monkeypatch.setattr(generator_module, '_CHUNK_ENTRIES', 50)
     parts = _random_parts(np.random.default_rng(5), 30, 7)
     for where in (3, 29):
         sample = parts[:where] + [odd] + parts[where:]
@@ -655,7 +655,7 @@ def _no_bulk(inner):
     dict(mode='annotated', split='val'),
 ])
 def test_full_init_is_the_same_both_ways(tmp_path, monkeypatch, kwargs):
-    monkeypatch.setattr(wrapper_module, '_CHUNK_ENTRIES', 10)
+    monkeypatch.setattr(generator_module, '_CHUNK_ENTRIES', 10)
     ann = _custom_file(tmp_path / 'ann.json', _custom_states(num=70))
     inner = CustomMultiLabelDataset(
         ann_file=ann, unlisted='unknown', serialize_data=False)
@@ -675,7 +675,7 @@ def test_full_init_is_the_same_both_ways(tmp_path, monkeypatch, kwargs):
 
 
 def test_statistics_equal_the_whole_matrix_formulas(tmp_path, monkeypatch):
-    monkeypatch.setattr(wrapper_module, '_CHUNK_ENTRIES', 9)
+    monkeypatch.setattr(generator_module, '_CHUNK_ENTRIES', 9)
     ann = _custom_file(tmp_path / 'ann.json', _custom_states(num=70))
     inner = CustomMultiLabelDataset(
         ann_file=ann, unlisted='unknown', serialize_data=False)

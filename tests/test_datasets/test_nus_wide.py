@@ -9,8 +9,8 @@ import pytest
 from conftest import build_image_dataset
 
 from mmlml.datasets import PartialLabelDataset
-from mmlml.datasets.nus_wide import (NUS_WIDE_CONCEPTS, NUSWide,
-                                     load_formatted_arrays)
+from mmlml.datasets.benchmarks.nus_wide import (NUS_WIDE_CONCEPTS, NUSWide,
+                                                load_formatted_arrays)
 from mmlml.datasets.summary import dataset_summary
 
 C = len(NUS_WIDE_CONCEPTS)

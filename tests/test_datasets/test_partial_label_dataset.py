@@ -227,7 +227,7 @@ def test_lazy_init(ann_file):
 
 def test_statistics(ann_file, monkeypatch):
     messages = []
-    monkeypatch.setattr('mmlml.datasets.partial_label_dataset.print_log',
+    monkeypatch.setattr('mmlml.datasets.partial.dataset.print_log',
                         lambda msg, **kwargs: messages.append(msg))
     full = _full_matrix()
     dataset = _build(ann_file, mode='single_positive', split=None)
@@ -340,24 +340,100 @@ def test_data_preprocessor_stacks_gt_score(ann_file):
 @pytest.mark.parametrize(
     'kwargs, match',
     [
-        (dict(mode='missing'), '`mode`'),
-        (dict(split='test'), '`split`'),
-        (dict(split='val', val_labels='noisy'), '`val_labels`'),
+        (dict(mode='missing'), '^mode must be one of'),
+        (dict(split='test'), '^split must be one of'),
+        (dict(split='val', val_labels='noisy'), '^val_labels must be one of'),
+        (dict(split='val', val_unknown='skip'), '^val_unknown must be one of'),
         (dict(mode='ratio'), 'required'),
         (dict(mode='ratio', ratio=2), r'\[0, 1\]'),
         (dict(mode='single_positive', ratio=0.5), 'must be None'),
         (dict(mode='full', ratio=0.5), 'must be None'),
-        (dict(split='train', val_frac=1.5), '`val_frac`'),
+        (dict(split='train', val_frac=1.5), '^val_frac must lie in'),
+        # Checked without a split too: the value is wrong wherever it is.
+        (dict(val_frac=-0.1), '^val_frac must lie in'),
         # A seed of None would draw other labels in every worker and rank.
-        (dict(seed=None), '`seed`.*fixed seed'),
-        (dict(seed=1.5), '`seed`'),
-        (dict(seed=True), '`seed`'),
-        (dict(seed=-1), '`seed`'),
-        (dict(split_seed=None), '`split_seed`'),
+        (dict(seed=None), '^seed is required.*fixed seed'),
+        (dict(seed=1.5), '^seed must be an integer'),
+        (dict(seed=True), '^seed must be an integer'),
+        (dict(seed=-1), '^seed must be an integer'),
+        (dict(seed=2**32), r'^seed must be an integer < 2\*\*32'),
+        (dict(split_seed=None), '^split_seed is required'),
     ])
 def test_bad_arguments(ann_file, kwargs, match):
     with pytest.raises(ValueError, match=match):
         _build(ann_file, **kwargs)
+
+
+def test_arguments_are_checked_once_where_the_protocol_is_built(
+        ann_file, monkeypatch):
+    """The labels' protocol and the split are two frozen values, each
+    checked once against its declarations when the wrapper is built: the
+    generation and the split do not check them again."""
+    import dataclasses
+
+    from mmlml.datasets.partial import PartialLabelProtocol, SampleSplit
+    from mmlml.datasets.partial import protocol as protocol_module
+    calls = []
+    check = protocol_module.check_hyperparameters
+    monkeypatch.setattr(
+        protocol_module, 'check_hyperparameters',
+        lambda *args, **kwargs: calls.append(args[2]) or check(
+            *args, **kwargs))
+    dataset = _build(ann_file, mode='ratio', ratio=0.5, split='train')
+    assert calls == ['PartialLabelProtocol', 'SampleSplit']
+    assert dataset.protocol == PartialLabelProtocol('ratio', 0.5, 1200)
+    assert dataset.samples == SampleSplit(split='train')
+    assert (dataset.mode, dataset.ratio, dataset.split) == ('ratio', 0.5,
+                                                            'train')
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        dataset.protocol.ratio = 0.1
+    with pytest.raises(AttributeError):
+        dataset.ratio = 0.1
+
+
+def test_keyword_signature_keeps_the_config_keys():
+    """The config keys are explicit keyword-only arguments with the
+    protocol's defaults; anything else is refused with its name."""
+    import inspect
+    params = inspect.signature(PartialLabelDataset).parameters
+    assert list(params) == [
+        'dataset', 'mode', 'ratio', 'seed', 'split', 'val_frac', 'split_seed',
+        'val_labels', 'lazy_init', 'label_file', 'val_unknown', 'unexpected'
+    ]
+    assert all(p.kind is p.KEYWORD_ONLY for p in list(params.values())[1:-1])
+    assert {
+        name: p.default
+        for name, p in params.items() if name != 'unexpected'
+    } == dict(
+        dataset=inspect.Parameter.empty,
+        mode='single_positive',
+        ratio=None,
+        seed=1200,
+        split=None,
+        val_frac=0.2,
+        split_seed=1200,
+        val_labels='clean',
+        lazy_init=False,
+        label_file=None,
+        val_unknown=None)
+    with pytest.raises(TypeError, match="unexpected argument.*'ann_file'"):
+        PartialLabelDataset(dict(type='X'), ann_file='a.json')
+
+
+def test_ratio_is_read_from_its_decimal_text(ann_file):
+    """A ratio given as a numpy float32 keeps what its decimal text says
+    (0.8 keeps 2 of 5 positives), not its binary value."""
+    from mmlml.datasets.partial import PartialLabelProtocol
+    protocol = PartialLabelProtocol('ratio', np.float32(0.8))
+    assert protocol.ratio == 0.8 and protocol.num_kept(5) == 2
+    # The log lines name the labels' origin as the protocol describes it.
+    assert protocol.describe() == 'ratio r=0.8'
+    assert PartialLabelProtocol('file', label_file='a.npy').describe() == \
+        'file a.npy'
+    dataset = _build(ann_file, mode='ratio', ratio=np.float32(0.8))
+    np.testing.assert_array_equal(
+        dataset.observed_labels,
+        make_partial_labels(_full_matrix(), 'ratio', ratio=0.8))
 
 
 def test_bad_dataset():
@@ -570,13 +646,13 @@ def test_file_mode_errors(ann_file, tmp_path):
 
 
 @pytest.mark.parametrize('kwargs, error, match', [
-    (dict(mode='file'), ValueError, '`label_file` is required'),
+    (dict(mode='file'), ValueError, 'label_file is required'),
     (dict(mode='single_positive', label_file='a.npy'), ValueError,
      "read only in the 'file' mode.*mode='single_positive'"),
     (dict(label_file='a.npy'), ValueError, "set mode='file'"),
     (dict(mode='file', label_file='a.npy',
-          ratio=0.5), ValueError, "`ratio` must be None in the 'file' mode"),
-    (dict(mode='file', label_file=3), TypeError, '`label_file` must be'),
+          ratio=0.5), ValueError, "ratio must be None in the 'file' mode"),
+    (dict(mode='file', label_file=3), TypeError, 'label_file must be'),
 ])
 def test_file_mode_bad_arguments(ann_file, kwargs, error, match):
     with pytest.raises(error, match=match):
@@ -585,7 +661,7 @@ def test_file_mode_bad_arguments(ann_file, kwargs, error, match):
 
 def test_file_mode_statistics(ann_file, tmp_path, monkeypatch):
     messages = []
-    monkeypatch.setattr('mmlml.datasets.partial_label_dataset.print_log',
+    monkeypatch.setattr('mmlml.datasets.partial.dataset.print_log',
                         lambda msg, **kwargs: messages.append(msg))
     full = _full_matrix().astype(np.int8)
     labels = _file_labels()

@@ -13,9 +13,9 @@ from mmpretrain.evaluation import (AveragePrecision, MultiLabelMetric,
                                    VOCAveragePrecision, VOCMultiLabelMetric)
 
 from mmlml.datasets import PartialLabelDataset
+from mmlml.datasets.benchmarks.voc_multi_label import VOCMultiLabel
 from mmlml.datasets.custom_multi_label_dataset import CustomMultiLabelDataset
 from mmlml.datasets.summary import dataset_summary, format_summary
-from mmlml.datasets.voc_multi_label import VOCMultiLabel
 
 # Cole et al.'s class dictionary (preproc/format_pascal.py).
 COLE_CLASSES = ('aeroplane', 'bicycle', 'bird', 'boat', 'bottle', 'bus', 'car',
@@ -251,7 +251,7 @@ def test_cole_flags(voc2012):
 
 def test_images_without_positive(voc2012, monkeypatch):
     messages = []
-    for module in ('custom_multi_label_dataset', 'voc_multi_label'):
+    for module in ('custom_multi_label_dataset', 'benchmarks.voc_multi_label'):
         monkeypatch.setattr(f'mmlml.datasets.{module}.print_log',
                             lambda msg, **kwargs: messages.append(msg))
     kept = voc(data_root=voc2012, split='train')
@@ -470,7 +470,7 @@ def test_missing_and_malformed_files(voc2012):
 
 def test_unsorted_image_set_warns(voc2012, monkeypatch):
     messages = []
-    monkeypatch.setattr('mmlml.datasets.voc_multi_label.print_log',
+    monkeypatch.setattr('mmlml.datasets.benchmarks.voc_multi_label.print_log',
                         lambda msg, **kwargs: messages.append(msg))
     path = osp.join(voc2012, 'ImageSets', 'Main', 'train.txt')
     with open(path, 'w') as f:
@@ -510,7 +510,7 @@ def test_config_pipeline_and_wrapper(voc2012):
 
 def test_wrapping_mmpretrains_voc_warns(voc2012, monkeypatch):
     messages = []
-    monkeypatch.setattr('mmlml.datasets.partial_label_dataset.print_log',
+    monkeypatch.setattr('mmlml.datasets.partial.dataset.print_log',
                         lambda msg, **kwargs: messages.append(msg))
     PartialLabelDataset(
         dataset=VOC(data_root=voc2012, split='train'), mode='full')

@@ -864,3 +864,21 @@ def test_which_method_quotes_the_benchmark_tables():
     assert quoted
     missing = sorted(n for n in quoted if n not in tables)
     assert not missing, missing
+
+
+def test_contributing_guide_names_existing_paths():
+    """Every repository path that docs/contributing.md names in inline code
+    exists (a file, a folder, or a test as ``path::name``): the guide
+    points at the examples to follow, so a rename must update it."""
+    page = 'docs/contributing.md'
+    with open(osp.join(ROOT, page), encoding='utf-8') as f:
+        text = f.read()
+    text = re.sub(r'^\s*(```|~~~).*?^\s*\1', '', text, flags=re.S | re.M)
+    named = {
+        token.strip('(),;:.').split('::')[0]
+        for span in re.findall(r'`([^`\n]+)`', text)
+        for token in span.split() if token.startswith(REPO_DIRS)
+    }
+    assert len(named) > 20
+    missing = sorted(p for p in named if not osp.exists(osp.join(ROOT, p)))
+    assert not missing, f'{page} names missing paths: {missing}'

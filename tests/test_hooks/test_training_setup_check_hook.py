@@ -100,7 +100,7 @@ BATCH_MESSAGE = (r'train_dataloader\.batch_size \(64\) is larger than the '
 NO_VALIDATION_SPLIT = ('train_dataloader = dict(dataset=dict(val_frac=0))\n'
                        'val_dataloader = dict(dataset=dict(val_frac=0))\n')
 VALIDATION_MESSAGE = (r'the validation split \(val_dataloader\.dataset\) is '
-                      r'empty \(its val_frac is 0\).*val_cfg=None')
+                      r'empty \(its val_frac is 0\.0\).*val_cfg=None')
 
 
 @pytest.mark.parametrize(

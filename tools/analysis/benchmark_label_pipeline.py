@@ -37,7 +37,7 @@ from mmengine.logging import MMLogger
 
 from mmlml.datasets import (CustomMultiLabelDataset, PartialLabelDataset,
                             make_partial_labels, split_train_val)
-from mmlml.datasets.partial_labels import check_binary_matrix
+from mmlml.datasets.partial.draws import check_binary_matrix
 
 STAGES = ('check', 'single_positive', 'ratio', 'split', 'full_init',
           'full_init_per_sample')

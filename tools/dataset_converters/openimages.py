@@ -20,7 +20,7 @@ directory. The file holds every image with at least one verified label of
 the subset, sorted by ``ImageID``: the positive and the negative class
 indices of each (compressed sparse rows), the MIDs and names of the classes,
 and the counts of the conversion; see
-:func:`mmlml.datasets.openimages_npz.save_labels`.
+:func:`mmlml.datasets.benchmarks.openimages_npz.save_labels`.
 
 Then the dataset is built from the new file as a config would build it
 (``drop_images_without_positive=True`` unless
@@ -37,8 +37,8 @@ import time
 
 from mmlml.cli import add_force_argument, check_output
 from mmlml.datasets import OpenImagesMultiLabel
-from mmlml.datasets import openimages_files as files
-from mmlml.datasets.openimages_npz import save_labels
+from mmlml.datasets.benchmarks import openimages_files as files
+from mmlml.datasets.benchmarks.openimages_npz import save_labels
 from mmlml.datasets.summary import dataset_summary, format_summary
 
 

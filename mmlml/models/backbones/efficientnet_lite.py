@@ -4,8 +4,7 @@ import torch
 from mmpretrain.models.backbones import EfficientNet
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import (Flag, Integer, Setting,
-                                         check_settings)
+from mmlml.utils.hyperparameters import Flag, Integer, Setting, check_settings
 
 __all__ = ['EfficientNetLite']
 

@@ -1,60 +1,80 @@
-"""Every registered mmlml loss with the arguments it needs to build: the
+"""Every registered mmlml loss with the arguments it is built with: the
 table that the loss contract tests and the cost benchmark
 (``tools/analysis/benchmark_losses.py``) iterate over.
 
-A loss with a required hyperparameter gets a typical value; every other
-loss is built with its defaults. Epoch-dependent losses (those with a
-``set_epoch`` method) need ``loss.set_epoch(epoch, max_epochs)`` outside
-a Runner, and stateful losses (``state_inputs``) the per-sample state that
-a ``PartialLabel*Head`` hands them: :func:`example_state` makes a
-representative one.
+A registered loss is built with its defaults (``{}``) unless
+:data:`LOSS_ARGUMENTS` lists it: only a loss with a required
+hyperparameter is listed, with a typical value. :data:`LOSS_CATALOG` reads
+the ``MODELS`` registry, so a new loss is in it once it is registered.
+Epoch-dependent losses (those with a ``set_epoch`` method) need
+``loss.set_epoch(epoch, max_epochs)`` outside a Runner, and stateful losses
+(``state_inputs``) the per-sample state that a ``PartialLabel*Head`` hands
+them: :func:`example_state` makes a representative one.
 """
-from typing import Callable, Dict, Tuple
+import copy
+from typing import Callable, Dict, Iterator, List, Mapping, Tuple
 
 import torch
 from torch import Tensor
 
-__all__ = ['LOSS_CATALOG', 'EXAMPLE_STATE', 'example_state']
+from mmlml.registry import MODELS
 
-LOSS_CATALOG: Dict[str, dict] = {
-    # Paper losses.
-    'HillLoss': {},
-    'EMAPLLoss': {},
-    'FocalMarginLoss': {},
-    'SPLCLoss': {},
-    'LASDLoss':
-    dict(expected_positives=2.9),
-    'GRLoss':
-    dict(max_epochs=10),
+__all__ = [
+    'LOSS_ARGUMENTS', 'LOSS_CATALOG', 'EXAMPLE_STATE', 'mmlml_losses',
+    'example_state'
+]
+
+#: The arguments of the registered losses that cannot be built with their
+#: defaults: a typical value of each required hyperparameter.
+LOSS_ARGUMENTS: Dict[str, dict] = {
     'GPRLoss':
-    dict(expected_positives=2.9, max_epochs=10),
-    'VLPLLoss': {},
-    'EMLoss': {},
-    'OPMLLoss': {},
-    'OPMLSPLoss': {},
-    'CRISPLoss': {},
-    'ZLPRLoss': {},
-    'HighRankRegularizer': {},
+    dict(expected_positives=2.9),
+    'EPRLoss':
+    dict(expected_positives=2.9),
+    'ROLELoss':
+    dict(expected_positives=2.9),
+    'EntMinLoss':
+    dict(alpha=0.1),
     'LossSum':
     dict(losses=[
         dict(type='ANLoss'),
         dict(type='HighRankRegularizer'),
     ]),
-    # Baselines.
-    'ANLoss': {},
-    'WANLoss': {},
-    'ANLSLoss': {},
-    'EPRLoss':
-    dict(expected_positives=2.9),
-    'ROLELoss':
-    dict(expected_positives=2.9),
-    'LargeLoss': {},
-    'PartialFocalLoss': {},
-    'PartialAsymmetricLoss': {},
-    'EntMinLoss':
-    dict(alpha=0.1),
-    'NegativeMSELoss': {},
 }
+
+
+def mmlml_losses() -> List[str]:
+    """The names of the losses registered in ``MODELS`` by
+    ``mmlml.models.losses``, in the order of registration."""
+    return [
+        name for name, cls in MODELS.module_dict.items()
+        if cls.__module__.startswith('mmlml.models.losses')
+    ]
+
+
+class _Catalog(Mapping):
+    """``{name: arguments}`` of every registered mmlml loss
+    (:func:`mmlml_losses`): its :data:`LOSS_ARGUMENTS`, else ``{}``. Each
+    lookup gives a copy."""
+
+    def __getitem__(self, name: str) -> dict:
+        if name not in mmlml_losses():
+            raise KeyError(f'{name!r} is not a registered mmlml loss')
+        return copy.deepcopy(LOSS_ARGUMENTS.get(name, {}))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(mmlml_losses())
+
+    def __len__(self) -> int:
+        return len(mmlml_losses())
+
+    def __repr__(self) -> str:
+        return f'LOSS_CATALOG({dict(self)!r})'
+
+
+#: Every registered mmlml loss and the arguments it is built with:
+#: ``MODELS.build(dict(type=name, **LOSS_CATALOG[name]))``.
+LOSS_CATALOG: Mapping[str, dict] = _Catalog()
 
 
 def _example_pseudo_labels(shape: Tuple[int, int],

@@ -1,8 +1,9 @@
-"""The contract every registered mmlml loss keeps, checked once for the
-table of all of them (``LOSS_CATALOG``) and a few variants that reach other
-branches: reductions and ``avg_factor``, ``weight``, class-index targets,
-bad input, logits of +-100, CPU autocast, gradcheck, the declared
-hyperparameters and ``repr``.
+"""The contract every registered mmlml loss keeps, checked once for each
+loss of the ``MODELS`` registry (``LOSS_CATALOG``: built with its defaults
+unless ``LOSS_ARGUMENTS`` lists what it needs) and a few variants that
+reach other branches: reductions and ``avg_factor``, ``weight``,
+class-index targets, bad input, logits of +-100, CPU autocast, gradcheck,
+the declared hyperparameters and ``repr``.
 
 What is specific to one loss (formula values, identities, official-code
 comparisons) stays in its own test file.
@@ -17,6 +18,7 @@ from loss_checks import check_gradcheck, random_logits, tri_state_target
 
 import mmlml  # noqa: F401
 from mmlml.models.losses import LOSS_CATALOG, PartialLabelLoss, example_state
+from mmlml.models.losses.catalog import LOSS_ARGUMENTS, mmlml_losses
 from mmlml.registry import MODELS
 
 # Configurations beyond the catalog's defaults, each reaching a branch the
@@ -31,6 +33,7 @@ VARIANTS = [
         type='LASDLoss', expected_positives=2.5, observed_negative_weight=1.0),
     dict(type='LASDLoss', lambda_neg=0.1, gamma_pos=1.0),
     dict(type='GRLoss', beta=(0, 10, -2, -8), max_epochs=8),
+    dict(type='GPRLoss', expected_positives=2.9, max_epochs=10),
     dict(type='OPMLLoss', a=0.5, b=2.0),
     dict(type='WANLoss', neg_weight=0.1),
     dict(type='ANLSLoss', smoothing=0.3, negatives_only=True),
@@ -119,12 +122,44 @@ def test_stateful_losses_refuse_calls_without_their_state():
 
 
 def test_catalog_covers_every_registered_loss():
-    registered = {
-        name
-        for name, cls in MODELS.module_dict.items()
+    """The catalog is the registry: every loss that mmlml.models.losses
+    registers, none other, and each is a case of the contract."""
+    registered = [
+        name for name, cls in MODELS.module_dict.items()
         if cls.__module__.startswith('mmlml.models.losses')
-    }
-    assert registered == set(LOSS_CATALOG)
+    ]
+    assert list(LOSS_CATALOG) == mmlml_losses() == registered
+    assert {cfg['type'] for cfg in CASES} == set(registered)
+
+
+@pytest.mark.parametrize('name', sorted(LOSS_ARGUMENTS))
+def test_catalog_lists_only_the_arguments_a_loss_needs(name):
+    """A loss is listed in LOSS_ARGUMENTS only if it is registered and
+    cannot be built with its defaults; the others are built with ``{}``."""
+    assert name in mmlml_losses()
+    with pytest.raises((ValueError, TypeError)):
+        MODELS.build(dict(type=name))
+    assert LOSS_CATALOG[name] == LOSS_ARGUMENTS[name]
+    assert LOSS_CATALOG[name] is not LOSS_ARGUMENTS[name]
+
+
+def test_a_newly_registered_loss_is_in_the_catalog_with_defaults():
+    """Adding a loss needs no list: once registered it is in the catalog,
+    built with ``{}``."""
+
+    class ExtraLoss(torch.nn.Module):
+        pass
+
+    ExtraLoss.__module__ = 'mmlml.models.losses.extra_loss'
+    MODELS.register_module(module=ExtraLoss)
+    try:
+        assert LOSS_CATALOG['ExtraLoss'] == {}
+        assert 'ExtraLoss' in list(LOSS_CATALOG)
+    finally:
+        MODELS.module_dict.pop('ExtraLoss')
+    assert 'ExtraLoss' not in LOSS_CATALOG
+    with pytest.raises(KeyError, match='not a registered mmlml loss'):
+        LOSS_CATALOG['ExtraLoss']
 
 
 @pytest.mark.parametrize('cfg', CASES, ids=IDS)

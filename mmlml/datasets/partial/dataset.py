@@ -10,22 +10,48 @@ from mmengine.dataset.base_dataset import force_full_init
 from mmengine.logging import print_log
 
 from mmlml.registry import DATASETS
-from .checks import check_annotation_files, check_index, check_packed_pipeline
-from .label_files import load_label_file
-from .label_states import annotation_states, evaluation_target
-from .partial_label_arguments import (MODES, SPLITS, VAL_LABELS,
-                                      check_arguments, refuse_unexpected,
-                                      resolve_val_unknown)
-from .partial_label_matrices import (STOCK_VOC_WARNING, any_equal, image_names,
-                                     locate, read_label_matrices,
-                                     read_label_states_per_sample,
-                                     select_samples)
-from .partial_label_statistics import (no_positive_warning,
-                                       partial_label_statistics,
-                                       statistics_summary)
-from .partial_labels import make_partial_labels, split_train_val
+from ..checks import check_annotation_files, check_index, check_packed_pipeline
+from ..label_files import load_label_file
+from ..label_states import annotation_states, evaluation_target
+from .matrices import (STOCK_VOC_WARNING, any_equal, image_names, locate,
+                       read_label_matrices, read_label_states_per_sample,
+                       select_samples)
+from .protocol import (MODES, SPLITS, VAL_LABELS, PartialLabelProtocol,
+                       SampleSplit)
+from .statistics import (no_positive_warning, partial_label_statistics,
+                         statistics_summary)
 
-__all__ = ['PartialLabelDataset']
+__all__ = ['PartialLabelDataset', 'refuse_unexpected']
+
+#: Arguments of the wrapped dataset that end up in the wrapper's config
+#: when a config overrides a base config's dataset without ``_delete_``.
+_INNER_DATASET_KEYS = ('ann_file', 'data_root', 'data_prefix', 'pipeline',
+                       'metainfo', 'test_mode', 'filter_cfg', 'indices',
+                       'serialize_data', 'max_refetch', 'num_samples',
+                       'num_classes', 'img_size', 'image_list', 'label_dir',
+                       'ann_format', 'difficult', 'unlisted', 'classes_file',
+                       'image_set_path')
+
+
+def refuse_unexpected(kwargs: dict) -> None:
+    """Raise the ``TypeError`` of arguments that ``PartialLabelDataset``
+    does not take, explaining the usual cause: a config that replaces a base
+    config's dataset by a ``PartialLabelDataset`` without ``_delete_=True``,
+    so that MMEngine merges the base dataset's arguments into the
+    wrapper's."""
+    names = ', '.join(sorted(map(repr, kwargs)))
+    message = f'PartialLabelDataset got unexpected argument(s) {names}.'
+    inner = sorted(set(kwargs) & set(_INNER_DATASET_KEYS))
+    if inner:
+        message += (
+            f' {", ".join(map(repr, inner))} belong to the wrapped dataset. '
+            'If a config replaces the `dataset` of a base config by a '
+            'PartialLabelDataset, MMEngine merges the base dataset\'s '
+            'arguments into the wrapper: write dataset=dict(_delete_=True, '
+            "type='PartialLabelDataset', dataset=dict(...), ...) to "
+            'replace it instead, and give these arguments to the inner '
+            '`dataset`.')
+    raise TypeError(message)
 
 
 @DATASETS.register_module()
@@ -52,6 +78,15 @@ class PartialLabelDataset:
     ``docs/partial_labels.md`` describes the modes, the label files, the
     two label encodings, the statistics and the configs.
 
+    The arguments that fix the labels (``mode``, ``ratio``, ``seed``,
+    ``label_file``) make :attr:`protocol`, a
+    :class:`~mmlml.datasets.partial.protocol.PartialLabelProtocol`, and
+    those that fix the samples and their labels (``split``, ``val_frac``,
+    ``split_seed``, ``val_labels``, ``val_unknown``) :attr:`samples`, a
+    :class:`~mmlml.datasets.partial.protocol.SampleSplit`: both are frozen
+    and checked when they are built, before the wrapped dataset is; the
+    wrapper's attributes of the same names read them.
+
     Args:
         dataset (dict or Dataset): The fully labelled dataset to wrap, as a
             config dict (built with ``DATASETS``) or an instance, with a
@@ -63,43 +98,20 @@ class PartialLabelDataset:
             read by MMEngine's loader): both are refused before the
             dataset is built (:func:`~mmlml.datasets.checks.\
 check_annotation_files`).
-        mode (str): ``'single_positive'`` (one positive per image, as Cole
-            et al.'s generator), ``'ratio'`` (Zhang et al.'s missing-ratio
-            protocol), ``'full'`` (every label observed), ``'annotated'``
-            (the wrapped dataset's own annotation) or ``'file'`` (read from
-            ``label_file``). Defaults to ``'single_positive'``.
-        ratio (float, optional): The missing ratio :math:`r` in [0, 1] of the
-            ``'ratio'`` mode; must be None in the other modes.
-            Defaults to None.
-        seed (int): The seed of the label generation, an integer (never
-            None: every worker and rank must draw the same labels); unused
-            in the ``'file'`` mode. Defaults to 1200, the seed of Cole et
-            al.
-        split (str, optional): ``'train'``, ``'val'`` or None (all samples).
-            Defaults to None.
-        val_frac (float): The fraction of samples in the validation split.
-            Defaults to 0.2.
-        split_seed (int): The seed of the train/validation split.
-            Defaults to 1200.
-        val_labels (str): The labels of the ``'val'`` split: ``'clean'``
-            (the full labels, Cole et al.'s default) or ``'observed'`` (the
-            partial labels, like the training split). Defaults to
-            ``'clean'``.
+        mode, ratio, seed, label_file: Which labels are observed: see
+            :class:`~mmlml.datasets.partial.protocol.PartialLabelProtocol`
+            (defaults ``'single_positive'``, None, 1200 and None). A
+            relative ``label_file`` is relative to the working directory.
+        split, val_frac, split_seed, val_labels, val_unknown: Which samples,
+            and the labels the validation samples carry: see
+            :class:`~mmlml.datasets.partial.protocol.SampleSplit`
+            (defaults None, 0.2, 1200, ``'clean'`` and None).
         lazy_init (bool): Whether to defer reading the labels until
             :meth:`full_init` (called by the first access otherwise).
             Defaults to False.
-        label_file (str or PathLike, optional): The ``.npy`` or ``.txt``
-            file of the observed labels of every sample of the wrapped
-            dataset, required in the ``'file'`` mode and forbidden in the
-            others. A relative path is relative to the working directory.
-            Defaults to None.
-        val_unknown (str, optional): How the targets of the ``'val'`` split
-            with ``val_labels='observed'`` treat unknown labels:
-            ``'ignore'`` (known labels only) or ``'negative'``; None
-            chooses from the labels (:func:`resolve_val_unknown`).
-            Defaults to None.
-        **kwargs: None is taken: any other argument raises a ``TypeError``
-            that names it (:func:`refuse_unexpected`).
+        **unexpected: None is taken: any other argument raises a
+            ``TypeError`` that names it and explains the usual cause
+            (:func:`refuse_unexpected`).
     """
 
     MODES = MODES
@@ -108,23 +120,30 @@ check_annotation_files`).
 
     def __init__(self,
                  dataset: Union[dict, Any],
-                 mode: str = 'single_positive',
-                 ratio: Optional[float] = None,
-                 seed: int = 1200,
-                 split: Optional[str] = None,
-                 val_frac: float = 0.2,
-                 split_seed: int = 1200,
-                 val_labels: str = 'clean',
+                 *,
+                 mode: str = PartialLabelProtocol.mode,
+                 ratio: Optional[float] = PartialLabelProtocol.ratio,
+                 seed: int = PartialLabelProtocol.seed,
+                 split: Optional[str] = SampleSplit.split,
+                 val_frac: float = SampleSplit.val_frac,
+                 split_seed: int = SampleSplit.split_seed,
+                 val_labels: str = SampleSplit.val_labels,
                  lazy_init: bool = False,
-                 label_file: Optional[Union[str, os.PathLike]] = None,
-                 val_unknown: Optional[str] = None,
-                 **kwargs):
-        if kwargs:
-            refuse_unexpected(kwargs)
-        seed, split_seed = check_arguments(mode, ratio, seed, split, val_frac,
-                                           split_seed, val_labels, label_file,
-                                           val_unknown, self.MODES,
-                                           self.SPLITS, self.VAL_LABELS)
+                 label_file: Optional[Union[str, os.PathLike]] = (
+                     PartialLabelProtocol.label_file),
+                 val_unknown: Optional[str] = SampleSplit.val_unknown,
+                 **unexpected):
+        if unexpected:
+            refuse_unexpected(unexpected)
+        #: The labels kept and the samples selected, checked here once.
+        self.protocol = PartialLabelProtocol(
+            mode=mode, ratio=ratio, seed=seed, label_file=label_file)
+        self.samples = SampleSplit(
+            split=split,
+            val_frac=val_frac,
+            split_seed=split_seed,
+            val_labels=val_labels,
+            val_unknown=val_unknown)
 
         # Before the wrapped dataset reads its annotation file.
         check_annotation_files(dataset)
@@ -142,16 +161,6 @@ check_annotation_files`).
         check_packed_pipeline(dataset, 'PartialLabelDataset')
         self.dataset = dataset
         self.pipeline = getattr(dataset, 'pipeline', None)
-        self.mode = mode
-        self.ratio = ratio
-        self.seed = seed
-        self.label_file = None if label_file is None \
-            else os.fspath(label_file)
-        self.split = split
-        self.val_frac = val_frac
-        self.split_seed = split_seed
-        self.val_labels = val_labels
-        self.val_unknown = val_unknown
         self._metainfo = self.dataset.metainfo
         classes = self._metainfo.get('classes', None)
         if classes is None:
@@ -169,11 +178,35 @@ check_annotation_files`).
         """dict: A copy of the meta information of the wrapped dataset."""
         return copy.deepcopy(self._metainfo)
 
+    # The arguments, read-only: the protocol and the split are fixed once
+    # the labels are drawn.
+    mode = property(lambda self: self.protocol.mode, doc='str: The mode.')
+    ratio = property(
+        lambda self: self.protocol.ratio, doc='float or None: The ratio.')
+    seed = property(
+        lambda self: self.protocol.seed, doc='int: The generation seed.')
+    label_file = property(
+        lambda self: self.protocol.label_file,
+        doc="str or None: The label file of the 'file' mode.")
+    split = property(
+        lambda self: self.samples.split, doc='str or None: The split.')
+    val_frac = property(
+        lambda self: self.samples.val_frac,
+        doc='float: The fraction of samples in the validation split.')
+    split_seed = property(
+        lambda self: self.samples.split_seed, doc='int: The split seed.')
+    val_labels = property(
+        lambda self: self.samples.val_labels,
+        doc="str: The labels of the 'val' split.")
+    val_unknown = property(
+        lambda self: self.samples.val_unknown,
+        doc='str or None: The argument val_unknown (see eval_unknown).')
+
     @property
     def uses_observed_labels(self) -> bool:
         """bool: Whether the samples carry the observed (partial) labels
         rather than the clean full labels."""
-        return self.split != 'val' or self.val_labels == 'observed'
+        return self.samples.uses_observed_labels
 
     @property
     def pipeline(self) -> Optional[Callable]:
@@ -219,20 +252,14 @@ check_annotation_files`).
         elif self.mode in ('full', 'annotated'):
             observed = annotation_states(full, unknown)
         else:
-            observed = make_partial_labels(
-                full, self.mode, ratio=self.ratio, seed=self.seed)
+            observed = self.protocol.generate(full)
 
-        if self.split is None:
-            indices = np.arange(num_samples, dtype=np.int64)
-        else:
-            # A dataset built for one split (DigitCanvases draws its
-            # validation images from other digit scans) checks it is this.
-            check_split = getattr(self.dataset, 'check_train_val_split', None)
-            if check_split is not None:
-                check_split(num_samples, self.val_frac, self.split_seed)
-            train_idx, val_idx = split_train_val(num_samples, self.val_frac,
-                                                 self.split_seed)
-            indices = train_idx if self.split == 'train' else val_idx
+        # A dataset built for one split (DigitCanvases draws its validation
+        # images from other digit scans) checks it is this one.
+        check_split = getattr(self.dataset, 'check_train_val_split', None)
+        if self.split is not None and check_split is not None:
+            check_split(num_samples, self.val_frac, self.split_seed)
+        indices = self.samples.indices(num_samples)
 
         # The matrices are this method's own: their rows are selected in
         # place.
@@ -240,14 +267,14 @@ check_annotation_files`).
         self._full_labels, self._unknown, observed = select_samples(
             indices, full, unknown, observed)
         del full, unknown
-        # make_partial_labels gives 0/1 uint8: the same bytes as int8.
+        # The generators give 0/1 uint8: the same bytes as int8.
         self._observed_labels = observed.view(np.int8)
         del observed
         # How the targets of an observed validation split treat unknowns.
         self._eval_unknown = None
-        if self.split == 'val' and self.val_labels == 'observed':
-            self._eval_unknown = resolve_val_unknown(
-                self.val_unknown, any_equal(self._observed_labels, -1))
+        if self.samples.observed_validation:
+            self._eval_unknown = self.samples.eval_unknown(
+                any_equal(self._observed_labels, -1))
         self._fully_initialized = True
         self._log_statistics()
 
@@ -511,11 +538,12 @@ check_annotation_files`).
             split += ' (clean labels)'
         elif self._eval_unknown is not None:
             split += f' (observed labels, unknown: {self._eval_unknown})'
-        print_log(statistics_summary(stats, split), logger='current')
+        where = f'{self.protocol.describe()}, split {split}'
+        print_log(statistics_summary(stats, where), logger='current')
         if (self.uses_observed_labels
                 and stats['num_images_without_observed_positive']):
             print_log(
-                no_positive_warning(stats, split),
+                no_positive_warning(stats, where),
                 logger='current',
                 level=logging.WARNING)
 

@@ -5,7 +5,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from .file_utils import check_file
+from ..file_utils import check_file
 
 __all__ = ['load_formatted_arrays']
 

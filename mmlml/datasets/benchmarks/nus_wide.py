@@ -10,8 +10,8 @@ from mmengine.fileio import get_file_backend
 from mmpretrain.datasets.base_dataset import expanduser
 
 from mmlml.registry import DATASETS
-from .custom_multi_label_dataset import CustomMultiLabelDataset
-from .file_utils import check_file, read_lines
+from ..custom_multi_label_dataset import CustomMultiLabelDataset
+from ..file_utils import check_file, read_lines
 from .formatted_arrays import load_formatted_arrays
 
 __all__ = ['NUSWide', 'NUS_WIDE_CONCEPTS', 'load_formatted_arrays']
@@ -155,7 +155,7 @@ class NUSWide(CustomMultiLabelDataset):
             ...). ``unlisted`` is always ``'negative'``.
 
     Examples:
-        >>> from mmlml.datasets.nus_wide import NUSWide
+        >>> from mmlml.datasets import NUSWide
         >>> train = NUSWide(data_root='data/nuswide', ann_format='cole',
         ...                 split='train')
         >>> len(train), len(train.metainfo['classes'])

@@ -6,7 +6,7 @@ from typing import Dict, Optional, Union
 
 import numpy as np
 
-from .partial_label_matrices import row_steps
+from .draws import row_steps
 
 __all__ = [
     'partial_label_statistics', 'statistics_summary', 'no_positive_warning'
@@ -90,17 +90,7 @@ def partial_label_statistics(full: np.ndarray, observed: np.ndarray,
         num_annotated_unknown=annotated_unknown)
 
 
-def _setting(stats: Statistics) -> str:
-    """The labels' origin, as the log lines name it: the mode (and ratio),
-    or the label file."""
-    if stats['mode'] == 'file':
-        return f'file {stats["label_file"]}'
-    if stats['ratio'] is not None:
-        return f'{stats["mode"]} r={stats["ratio"]}'
-    return str(stats['mode'])
-
-
-def statistics_summary(stats: Statistics, split: str) -> str:
+def statistics_summary(stats: Statistics, where: str) -> str:
     """The line that summarises the statistics, in the style of a dataset
     table.
 
@@ -108,8 +98,9 @@ def statistics_summary(stats: Statistics, split: str) -> str:
         stats (dict): :meth:`PartialLabelDataset.statistics` (the counts of
             :func:`partial_label_statistics` with the ``mode``, ``ratio``
             and ``label_file``).
-        split (str): The split and the labels it carries, as the line names
-            them (``'train'``, ``'val (clean labels)'``...).
+        where (str): The labels' origin and the split, as the line names
+            them (``'single_positive, split train'``, ``'file a.npy, split
+            val (clean labels)'``...).
 
     Returns:
         str: The line. Observed labels that contradict the full labels are
@@ -117,7 +108,8 @@ def statistics_summary(stats: Statistics, split: str) -> str:
         reported for a label file.
     """
     contradictions = ''
-    if (stats['mode'] == 'file' or stats['num_false_observed_positives']
+    if (stats['label_file'] is not None
+            or stats['num_false_observed_positives']
             or stats['num_false_observed_negatives']):
         precision = stats['observed_positive_precision']
         precision = 'n/a' if precision is None \
@@ -128,7 +120,7 @@ def statistics_summary(stats: Statistics, split: str) -> str:
             f'are not positives (precision {precision}), '
             f'{stats["num_false_observed_negatives"]} observed negatives '
             'are positives.')
-    return (f'PartialLabelDataset [{_setting(stats)}, split {split}]: '
+    return (f'PartialLabelDataset [{where}]: '
             f'{stats["num_images"]} images, {stats["num_classes"]} classes, '
             f'positives {stats["num_positives"]} -> '
             f'{stats["num_observed_positives"]} '
@@ -141,10 +133,10 @@ def statistics_summary(stats: Statistics, split: str) -> str:
             f'{contradictions}')
 
 
-def no_positive_warning(stats: Statistics, split: str) -> str:
+def no_positive_warning(stats: Statistics, where: str) -> str:
     """The warning about the images that carry no observed positive (see
     :func:`statistics_summary` for the arguments)."""
-    return (f'PartialLabelDataset [{_setting(stats)}, split {split}]: '
+    return (f'PartialLabelDataset [{where}]: '
             f'{stats["num_images_without_observed_positive"]} images carry '
             'no observed positive '
             f'({stats["num_images_without_positive"]} have no positive '

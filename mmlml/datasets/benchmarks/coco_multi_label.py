@@ -6,8 +6,8 @@ from mmengine.fileio import exists, get_local_path, join_path
 from mmengine.logging import print_log
 
 from mmlml.registry import DATASETS
-from .custom_multi_label_dataset import CustomMultiLabelDataset
-from .file_utils import quote
+from ..custom_multi_label_dataset import CustomMultiLabelDataset
+from ..file_utils import quote
 
 __all__ = ['CocoMultiLabel']
 
@@ -93,7 +93,7 @@ class CocoMultiLabel(CustomMultiLabelDataset):
             from ``categories`` (path and id).
 
     Examples:
-        >>> from mmlml.datasets.coco_multi_label import CocoMultiLabel
+        >>> from mmlml.datasets import CocoMultiLabel
         >>> train = CocoMultiLabel(data_root='data/coco', split='train')
         >>> len(train), len(train.metainfo['classes'])
         (82081, 80)

@@ -11,7 +11,7 @@ from mmpretrain.datasets import VOC
 from mmpretrain.datasets.categories import VOC2007_CATEGORIES
 
 from mmlml.registry import DATASETS
-from .custom_multi_label_dataset import CustomMultiLabelDataset
+from ..custom_multi_label_dataset import CustomMultiLabelDataset
 
 __all__ = ['VOCMultiLabel']
 
@@ -141,7 +141,7 @@ class VOCMultiLabel(CustomMultiLabelDataset, VOC):
             ``<difficult>`` other than 0 or 1 (path and offending text).
 
     Examples:
-        >>> from mmlml.datasets.voc_multi_label import VOCMultiLabel
+        >>> from mmlml.datasets import VOCMultiLabel
         >>> train = VOCMultiLabel(data_root='data/VOCdevkit/VOC2012',
         ...                       split='train')
         >>> len(train)

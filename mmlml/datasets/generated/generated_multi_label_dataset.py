@@ -7,7 +7,7 @@ from typing import List, Sequence, Tuple, Union
 import numpy as np
 from mmpretrain.datasets import MultiLabelDataset
 
-from .checks import check_index
+from ..checks import check_index
 
 __all__ = ['GeneratedMultiLabelDataset']
 

@@ -8,8 +8,8 @@ from mmengine.fileio import get_file_backend
 from mmpretrain.datasets.base_dataset import expanduser
 
 from mmlml.registry import DATASETS
-from .custom_multi_label_dataset import CustomMultiLabelDataset
-from .file_utils import read_lines
+from ..custom_multi_label_dataset import CustomMultiLabelDataset
+from ..file_utils import read_lines
 
 __all__ = ['CUBAttributes']
 
@@ -132,7 +132,7 @@ class CUBAttributes(CustomMultiLabelDataset):
             ``min_certainty`` and need not be given.
 
     Examples:
-        >>> from mmlml.datasets.cub_attributes import CUBAttributes
+        >>> from mmlml.datasets import CUBAttributes
         >>> train = CUBAttributes(data_root='data/cub/CUB_200_2011',
         ...                       split='train')
         >>> len(train), len(train.metainfo['classes'])

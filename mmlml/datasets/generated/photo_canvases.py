@@ -25,6 +25,7 @@ from mmlml.registry import DATASETS
 from mmlml.utils.hyperparameters import (Choice, Flag, Integer, Real,
                                          RealSequence, RealTuple, Rule,
                                          check_settings)
+from ..partial.protocol import SEED, VAL_FRAC, split_train_val
 from .feature_maps import cached_feature_maps, check_features
 from .generated_multi_label_dataset import GeneratedMultiLabelDataset
 
@@ -97,8 +98,6 @@ _SPLIT_STREAMS = dict(train=0, test=1)
 #: the feature cache).
 GENERATOR_VERSION = 1
 _PLACEMENT_TRIES = 30
-DEFAULT_VAL_FRAC = 0.2
-DEFAULT_SPLIT_SEED = 1200
 
 
 def find_stamps_root(stamps_root: Optional[str] = None) -> str:
@@ -323,7 +322,7 @@ class PhotoCanvases(GeneratedMultiLabelDataset):
             :func:`find_stamps_root`. Defaults to None.
         features (dict, optional): Give each canvas's frozen-backbone
             feature map instead of its image (the linear protocol; keys in
-            :func:`~mmlml.datasets.feature_maps.check_features`), computed
+            :func:`~mmlml.datasets.generated.feature_maps.check_features`), computed
             once and cached. Defaults to None (the images).
         val_frac (float): The ``val_frac`` of the PartialLabelDataset that
             splits these canvases. Defaults to 0.2.
@@ -345,15 +344,18 @@ class PhotoCanvases(GeneratedMultiLabelDataset):
         max_overlap=Real(0.5, low=0, high=1),
         disjoint_photos=Flag(False),
         drawings=Flag(False),
-        val_frac=Real(DEFAULT_VAL_FRAC, low=0, high=1),
-        split_seed=Integer(DEFAULT_SPLIT_SEED))
+        # The wrapper's declarations, so that the two agree.
+        val_frac=VAL_FRAC,
+        split_seed=SEED)
     rules = (
-        Rule(lambda object_counts: sum(object_counts) > 0,
-             '{owner}: object_counts, the probabilities of 1, 2, ... '
-             'objects, must not be all zero, got {object_counts}'),
-        Rule(lambda object_size: 0 < object_size[0] <= object_size[1] <= 1,
-             '{owner}: object_size must be (smallest, largest) with 0 < '
-             'smallest <= largest <= 1, got {object_size}'),
+        Rule(
+            lambda object_counts: sum(object_counts) > 0,
+            '{owner}: object_counts, the probabilities of 1, 2, ... '
+            'objects, must not be all zero, got {object_counts}'),
+        Rule(
+            lambda object_size: 0 < object_size[0] <= object_size[1] <= 1,
+            '{owner}: object_size must be (smallest, largest) with 0 < '
+            'smallest <= largest <= 1, got {object_size}'),
         Rule(
             lambda object_counts, drawings: len(object_counts) <= len(
                 PHOTO_CATEGORIES) + (len(DRAWN_CATEGORIES) if drawings else 0),
@@ -374,8 +376,8 @@ class PhotoCanvases(GeneratedMultiLabelDataset):
                  drawings: bool = False,
                  stamps_root: Optional[str] = None,
                  features: Optional[dict] = None,
-                 val_frac: float = DEFAULT_VAL_FRAC,
-                 split_seed: int = DEFAULT_SPLIT_SEED,
+                 val_frac: float = 0.2,
+                 split_seed: int = 1200,
                  metainfo: Optional[dict] = None,
                  **kwargs):
         checked = check_settings(
@@ -432,7 +434,6 @@ class PhotoCanvases(GeneratedMultiLabelDataset):
         """The photo pool of every canvas (``'train'``, ``'val'`` or
         ``'test'``): the test pool for the test split, else the pool of
         the side of PartialLabelDataset's train/validation split."""
-        from .partial_labels import split_train_val
         if self.split == 'test':
             return np.full(self.num_samples, 'test')
         pools = np.full(self.num_samples, 'train', dtype='<U5')

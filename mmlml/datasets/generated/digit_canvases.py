@@ -7,7 +7,6 @@ memory from a seed, like :class:`~mmlml.datasets.SyntheticShapes`.
 """
 import functools
 import importlib.util
-import numbers
 import os.path as osp
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -16,8 +15,8 @@ import numpy as np
 
 from mmlml.registry import DATASETS
 from mmlml.utils.hyperparameters import Integer, check_hparam
+from ..partial.protocol import VAL_FRAC, check_seed, split_train_val
 from .generated_multi_label_dataset import GeneratedMultiLabelDataset
-from .partial_labels import check_seed, split_train_val
 
 __all__ = ['DigitCanvases']
 
@@ -223,13 +222,9 @@ class DigitCanvases(GeneratedMultiLabelDataset):
         high = check_hparam('digit_size[1]', digit_size[1], low, 1)
         max_overlap = check_hparam('max_overlap', max_overlap, 0, 1)
         noise_std = check_hparam('noise_std', noise_std, low=0)
-        # The same checks as PartialLabelDataset's, so the two agree on
-        # what a valid split is.
-        if (isinstance(val_frac, bool)
-                or not isinstance(val_frac, numbers.Real)
-                or not 0 <= val_frac <= 1):
-            raise ValueError(f'`val_frac` must lie in [0, 1], but got '
-                             f'{val_frac!r}.')
+        # The declarations of PartialLabelDataset's split, so the two agree
+        # on what a valid split is.
+        val_frac = VAL_FRAC.validate('val_frac', val_frac)
         split_seed = check_seed(split_seed, 'split_seed')
         for key in ('ann_file', 'data_root'):
             if key in kwargs:
@@ -253,7 +248,7 @@ class DigitCanvases(GeneratedMultiLabelDataset):
         self.digit_size = (low, high)
         self.max_overlap = max_overlap
         self.noise_std = noise_std
-        self.val_frac = float(val_frac)
+        self.val_frac = val_frac
         self.split_seed = split_seed
         self._label_matrix = None
         super().__init__(ann_file='', metainfo=metainfo, **kwargs)

@@ -14,7 +14,7 @@ from mmengine.logging import print_log
 from mmengine.utils import is_abs
 
 from mmlml.registry import DATASETS
-from .custom_multi_label_dataset import CustomMultiLabelDataset
+from ..custom_multi_label_dataset import CustomMultiLabelDataset
 from .openimages_files import (CLASS_DESCRIPTIONS_FILE, HUMAN_LABEL_FILES,
                                OpenImagesLabels, class_display_names,
                                read_class_descriptions, read_class_subset,
@@ -143,8 +143,7 @@ class OpenImagesMultiLabel(CustomMultiLabelDataset):
             converted file was made for another split or class subset.
 
     Examples:
-        >>> from mmlml.datasets.openimages_multi_label import \\
-        ...     OpenImagesMultiLabel
+        >>> from mmlml.datasets import OpenImagesMultiLabel
         >>> val = OpenImagesMultiLabel(
         ...     data_root='data/openimages', split='validation',
         ...     classes_file='annotations/classes_567.txt')

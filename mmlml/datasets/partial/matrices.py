@@ -15,16 +15,13 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 from mmpretrain.datasets import VOC
 
-from .label_states import label_lists
-from .partial_labels import check_binary_matrix
+from ..label_states import label_lists
+from .draws import check_binary_matrix, row_steps
 
 __all__ = [
-    'STOCK_VOC_WARNING', 'row_steps', 'any_equal', 'select_samples', 'locate',
+    'STOCK_VOC_WARNING', 'any_equal', 'select_samples', 'locate',
     'read_label_matrices', 'read_label_states_per_sample', 'image_names'
 ]
-
-#: Entries of a label matrix handled per step by the chunked passes.
-_CHUNK_ENTRIES = 1 << 22
 
 #: The warning for MMPretrain's ``VOC`` read sample by sample (the last
 #: value of :func:`read_label_states_per_sample`).
@@ -34,13 +31,6 @@ STOCK_VOC_WARNING = (
     "MMPretrain's VOC metrics ignore it by default. Wrap "
     "VOCMultiLabel(difficult='negative' | 'unknown' | 'positive') instead "
     'to make one choice for both.')
-
-
-def row_steps(matrix: np.ndarray) -> range:
-    """The first rows of the chunks of ``matrix``, about
-    :data:`_CHUNK_ENTRIES` entries each (the step is the chunk's rows)."""
-    num_rows, num_cols = matrix.shape
-    return range(0, num_rows, max(1, _CHUNK_ENTRIES // max(1, num_cols)))
 
 
 def any_equal(matrix: np.ndarray, value) -> bool:

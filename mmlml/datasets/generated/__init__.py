@@ -1,0 +1,12 @@
+"""The generated domains, made in memory from a seed: the embedded
+synthetic shapes (``synthetic.py``, the default demo domain),
+scikit-learn's digit scans on canvases (``digit_canvases.py``) and real
+cut-out photographs on photographic backgrounds (``photo_canvases.py``,
+the real-photo domain, with its frozen-backbone feature cache in
+``feature_maps.py``), all on ``generated_multi_label_dataset.py`` (their
+label matrix)."""
+from .digit_canvases import DigitCanvases
+from .photo_canvases import PhotoCanvases
+from .synthetic import SyntheticShapes
+
+__all__ = ['DigitCanvases', 'PhotoCanvases', 'SyntheticShapes']
