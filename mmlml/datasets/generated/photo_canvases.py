@@ -321,9 +321,10 @@ class PhotoCanvases(GeneratedMultiLabelDataset):
         stamps_root (str, optional): The stamp tree; see
             :func:`find_stamps_root`. Defaults to None.
         features (dict, optional): Give each canvas's frozen-backbone
-            feature map instead of its image (the linear protocol; keys in
-            :func:`~mmlml.datasets.generated.feature_maps.check_features`), computed
-            once and cached. Defaults to None (the images).
+            feature map instead of its image, computed once and cached (the
+            protocols on cached features; keys in
+            :func:`.feature_maps.check_features`). Defaults to None (the
+            images).
         val_frac (float): The ``val_frac`` of the PartialLabelDataset that
             splits these canvases. Defaults to 0.2.
         split_seed (int): Its ``split_seed``. Defaults to 1200.
