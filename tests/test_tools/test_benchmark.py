@@ -19,7 +19,7 @@ from mmengine.config import Config
 
 from mmlml.benchmark.results import (COLUMNS, aggregate, gap_closed,
                                      markdown_table, rank_correlation,
-                                     summarise)
+                                     rank_correlation_p_value, summarise)
 from mmlml.benchmark.settings import (dataset_modes, mode_options, run_domain,
                                       setting_options)
 
@@ -102,6 +102,22 @@ def test_rank_correlation():
     assert math.isnan(rank_correlation(a, dict(x=1., y=1., z=1.)))
 
 
+def test_rank_correlation_p_value():
+    """Exact (every ordering) up to 8 methods, Student's t beyond."""
+    from scipy import stats
+    a = dict(x=1., y=2., z=3., w=4.)
+    # Of the 24 orderings of 4 ranks, one agrees fully and one reverses.
+    assert rank_correlation_p_value(a, a) == pytest.approx(2 / 24)
+    assert rank_correlation_p_value(a, dict(x=1., y=2., z=4., w=3.)) == \
+        pytest.approx(8 / 24)  # |rho| >= 0.8: 4 orderings each way
+    assert math.isnan(rank_correlation_p_value(a, dict(x=1., y=2.)))
+    rng = np.random.default_rng(0)
+    many = {str(i): v for i, v in enumerate(rng.random(12))}
+    noisy = {k: v + rng.random() for k, v in many.items()}
+    assert rank_correlation_p_value(many, noisy) == pytest.approx(
+        stats.spearmanr(list(many.values()), list(noisy.values())).pvalue)
+
+
 def test_compare_benchmarks(tmp_path):
     """Two domains' tuned JSONs: the shared methods side by side, their
     ranks, the gaps and the rank correlation."""
@@ -131,12 +147,25 @@ def test_compare_benchmarks(tmp_path):
     assert 'only_here' not in text
     assert '| em | 95.00 ± 0.50 | 2 | +75% | 60.00 ± 0.50 | 4 | +25% |' \
         in text
-    assert ('of the 3 methods other than an and full_labels, '
-            'synthetic_shapes vs digit_canvases: -0.50.') in text
+    assert (
+        'of the 3 methods other than an and full_labels, '
+        'synthetic_shapes vs digit_canvases: -0.50 (two-sided p = 1).') in text
     assert 'digit_canvases: best of them **hill**, 70.00 test mAP, 50% ' \
         in text
     with pytest.raises(SystemExit, match='given twice'):
         compare.main([first, first])
+    # One domain in two modes, one mode per record.
+    linear = write('l', 'digit_canvases', {})
+    data = json.loads(open(linear).read())
+    data['results'] = dict(
+        linear=json.loads(open(second).read())['results']['finetune'])
+    open(linear, 'w').write(json.dumps(data))
+    text = compare.main([second, linear, '--mode', 'finetune', 'linear'])
+    assert 'digit_canvases (finetune) test mAP' in text
+    assert 'digit_canvases (linear) test mAP' in text
+    assert '**single_positive, finetune and linear:' in text
+    with pytest.raises(SystemExit, match='3 modes for 2 records'):
+        compare.main([second, linear, '--mode', 'a', 'b', 'c'])
 
 
 def test_settings_leave_the_oracle_and_second_stages_alone():
@@ -257,6 +286,12 @@ def test_benchmark_end_to_end(tmp_path):
         benchmark.main(args +
                        ['--force', '--markdown',
                         str(tmp_path / 't.db')])
+    # Reports come from the record: without --out they would be lost.
+    without_out = [
+        a for a in args if a not in ('--out', str(tmp_path / 'b.json'))
+    ]
+    with pytest.raises(ValueError, match='--markdown, --figure .*--out'):
+        benchmark.main(without_out + ['--force'])
     again = benchmark.main(args + ['--force'])  # nothing trained again
     assert again['results'] == data['results']
     assert again['trials'] == data['trials']

@@ -29,8 +29,10 @@ def parse_args(argv=None):
         help='the setting to compare (default: single_positive)')
     parser.add_argument(
         '--mode',
-        default='finetune',
-        help='the training mode to compare (default: finetune)')
+        nargs='+',
+        default=['finetune'],
+        help='the training mode to compare (default: finetune), or one per '
+        'record (e.g. one domain in both modes)')
     parser.add_argument(
         '--baseline', default='an', help='the low end of the gap (an)')
     parser.add_argument(
@@ -45,7 +47,8 @@ def parse_args(argv=None):
 def main(argv=None) -> str:
     args = parse_args(argv)
     try:
-        text = comparison_markdown(args.benchmarks, args.setting, args.mode,
+        mode = args.mode[0] if len(args.mode) == 1 else args.mode
+        text = comparison_markdown(args.benchmarks, args.setting, mode,
                                    args.baseline, args.oracle)
     except ValueError as error:
         raise SystemExit(str(error)) from None
