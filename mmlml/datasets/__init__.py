@@ -1,13 +1,13 @@
 """Datasets: a multi-label dataset with observed negatives and unknowns
 (``custom_multi_label_dataset.py``) and its label encodings and files; the
 real benchmarks' readers on it (``benchmarks/``); the generated demo
-domains (``generated/``); the partial-label wrapper and its label
+domains (``domains/``); the partial-label wrapper and its label
 generators (``partial/``)."""
 from .benchmarks import (NUS_WIDE_CONCEPTS, CocoMultiLabel, CUBAttributes,
                          NUSWide, OpenImagesMultiLabel, VOCMultiLabel,
                          load_formatted_arrays)
 from .custom_multi_label_dataset import CustomMultiLabelDataset
-from .generated import DigitCanvases, PhotoCanvases, SyntheticShapes
+from .domains import DigitCanvases, PhotoCanvases, SyntheticShapes
 from .label_states import evaluation_target, label_matrices, label_states
 from .partial import (PartialLabelDataset, PartialLabelProtocol, SampleSplit,
                       make_partial_labels, num_kept_positives, split_train_val)

@@ -109,7 +109,7 @@ def test_photo_domain_protocols_build_and_step(domain, shape, monkeypatch,
                                                one_thread, tmp_path):
     """Both protocols of the real-photo domain, on the generated stand-in
     of the stamps, random backbone weights and 64 px canvases."""
-    from mmlml.datasets.generated.photo_canvases import write_stand_in_stamps
+    from mmlml.datasets.domains.photo_canvases import write_stand_in_stamps
     monkeypatch.setenv('MMLML_TUXPAINT_STAMPS',
                        write_stand_in_stamps(str(tmp_path / 'stamps')))
     cfg = _demo_config(monkeypatch, domain, 'full_labels.py')

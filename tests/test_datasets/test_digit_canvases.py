@@ -7,7 +7,7 @@ import pytest
 
 import mmlml  # noqa: F401
 from mmlml.datasets import DigitCanvases, PartialLabelDataset, split_train_val
-from mmlml.datasets.generated.digit_canvases import load_scans, scan_pools
+from mmlml.datasets.domains.digit_canvases import load_scans, scan_pools
 from mmlml.registry import DATASETS
 
 

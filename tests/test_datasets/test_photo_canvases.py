@@ -8,11 +8,11 @@ import pytest
 import torch
 
 from mmlml.datasets import PartialLabelDataset, PhotoCanvases
-from mmlml.datasets.generated import feature_maps as feature_maps_module
-from mmlml.datasets.generated.photo_canvases import (PHOTO_CATEGORIES,
-                                                     find_stamps_root,
-                                                     photo_pools,
-                                                     write_stand_in_stamps)
+from mmlml.datasets.domains import feature_maps as feature_maps_module
+from mmlml.datasets.domains.photo_canvases import (PHOTO_CATEGORIES,
+                                                   find_stamps_root,
+                                                   photo_pools,
+                                                   write_stand_in_stamps)
 from mmlml.models.backbones import EfficientNetLite, PrecomputedFeatures
 
 
@@ -121,8 +121,8 @@ def test_bad_arguments_are_refused(stamps, kwargs, match):
 
 def test_missing_stamps_say_how_to_install(tmp_path, monkeypatch):
     monkeypatch.setenv('MMLML_TUXPAINT_STAMPS', str(tmp_path / 'none'))
-    monkeypatch.setattr(
-        'mmlml.datasets.generated.photo_canvases.STAMP_FOLDERS', ())
+    monkeypatch.setattr('mmlml.datasets.domains.photo_canvases.STAMP_FOLDERS',
+                        ())
     with pytest.raises(FileNotFoundError, match='tuxpaint_stamps.py'):
         find_stamps_root()
     empty = tmp_path / 'empty'

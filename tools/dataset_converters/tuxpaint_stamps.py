@@ -19,11 +19,11 @@ import subprocess
 import sys
 import tempfile
 
-from mmlml.datasets.generated.photo_canvases import (DRAWN_CATEGORIES,
-                                                     PHOTO_CATEGORIES,
-                                                     UNPACKED_PACKAGE,
-                                                     find_stamps_root,
-                                                     load_category_photos)
+from mmlml.datasets.domains.photo_canvases import (DRAWN_CATEGORIES,
+                                                   PHOTO_CATEGORIES,
+                                                   UNPACKED_PACKAGE,
+                                                   find_stamps_root,
+                                                   load_category_photos)
 
 PACKAGE = 'tuxpaint-stamps-default'
 

@@ -1,4 +1,4 @@
-"""The generated domains, made in memory from a seed: the embedded
+"""The domains of the demo configs, made in memory from a seed: the embedded
 synthetic shapes (``synthetic.py``, the default demo domain),
 scikit-learn's digit scans on canvases (``digit_canvases.py``) and real
 cut-out photographs on photographic backgrounds (``photo_canvases.py``,
