@@ -1,6 +1,7 @@
 import importlib.util
 import os.path as osp
 import textwrap
+import types
 
 import pytest
 
@@ -92,3 +93,102 @@ def cpu_optim_wrapper(cfg):
     if cfg.get('type') == 'AmpOptimWrapper':
         cfg.type = 'OptimWrapper'
     return cfg
+
+
+def case(kind, make, error, match, value=None):
+    """One case of a refused kind of input (the bad-input tests): an id
+    ``kind`` or ``kind[value]`` for a kind with several values, and
+    ``make(tmp_path)`` that raises ``error`` with a message that matches
+    ``match``."""
+    case_id = kind if value is None else f'{kind}[{value}]'
+    return pytest.param(make, error, match, id=case_id)
+
+
+#: A two-epoch training run of the demo config without validation or
+#: testing (64 images, 4 iterations an epoch), a checkpoint every epoch.
+TINY_TRAIN = """
+_base_ = [{an!r}]
+train_dataloader = dict(
+    batch_size=16,
+    dataset=dict(dataset=dict(num_samples=64,
+                              pipeline=[dict(type='PackInputs')])))
+val_dataloader = None
+val_cfg = None
+val_evaluator = None
+test_dataloader = None
+test_cfg = None
+test_evaluator = None
+train_cfg = dict(max_epochs=2, val_interval=100)
+default_hooks = dict(
+    logger=dict(interval=10),
+    checkpoint=dict(interval=1, max_keep_ckpts=-1, save_best=None))
+"""
+
+#: The LL-Cp method on :data:`TINY_TRAIN`: a loss that reads a label store
+#: and the hook that keeps it (saved in every checkpoint as
+#: ``label_store``).
+LL_CP = """
+_base_ = ['tiny.py']
+model = dict(head=dict(type='PartialLabelLinearClsHead',
+                       loss=dict(_delete_=True, type='LargeLoss',
+                                 mode='permanent', delta_rel=0.01)))
+custom_hooks = [dict(type='LargeLossCorrectionHook')]
+"""
+
+
+def write_config(directory, name, text):
+    """Write the dedented ``text`` to ``directory/name``; its path."""
+    path = directory / name
+    path.write_text(textwrap.dedent(text))
+    return str(path)
+
+
+def write_tiny_train(directory):
+    """Write :data:`TINY_TRAIN` to ``directory/tiny.py``; its path."""
+    return write_config(
+        directory, 'tiny.py',
+        TINY_TRAIN.format(an=osp.join(ROOT, 'configs', 'demo', 'an.py')))
+
+
+@pytest.fixture
+def tiny_train(tmp_path):
+    """A folder holding ``tiny.py`` (:data:`TINY_TRAIN`) for configs that
+    derive from it, and ``tools/train.py`` as a module: what a test that
+    starts (or refuses to start) a short run through the tool needs."""
+    write_tiny_train(tmp_path)
+    return types.SimpleNamespace(directory=tmp_path, tool=load_train_tool())
+
+
+@pytest.fixture(scope='session')
+def trained(tmp_path_factory):
+    """One tiny LL-Cp training run of 2 epochs through ``tools/train.py``
+    (:data:`LL_CP`), made once per test session (per worker under
+    pytest-xdist) and shared by the tests that resume or read its
+    checkpoints. Its folder also holds ``tiny.py`` and ``ll_cp.py``;
+    tests that write configs there use names of their own."""
+    directory = tmp_path_factory.mktemp('trained_ll_cp')
+    write_tiny_train(directory)
+    config = write_config(directory, 'll_cp.py', LL_CP)
+    tool = load_train_tool()
+    runner = tool.main([config, '--work-dir', str(directory / 'll_cp')])
+    checkpoint = str(directory / 'll_cp' / 'epoch_2.pth')
+    assert osp.isfile(checkpoint)
+    return types.SimpleNamespace(
+        directory=directory, tool=tool, runner=runner, checkpoint=checkpoint)
+
+
+def train_tiny(tiny_train, loss, hook):
+    """Train :data:`TINY_TRAIN` (the ``tiny_train`` fixture's) through
+    ``tools/train.py`` with the partial-label head's ``loss`` and the custom
+    hook ``hook`` (config dicts); the Runner."""
+    name = hook['type']
+    config = write_config(
+        tiny_train.directory, f'{name}.py', f"""
+        _base_ = ['tiny.py']
+        model = dict(head=dict(type='PartialLabelLinearClsHead',
+                               loss=dict(_delete_=True, **{loss!r})))
+        custom_hooks = [{hook!r}]
+        """)
+    return tiny_train.tool.main(
+        [config, '--work-dir',
+         str(tiny_train.directory / name)])
