@@ -1,11 +1,70 @@
+import functools
 import importlib.util
+import os
 import os.path as osp
+import socket
+import sys
 import textwrap
 import types
 
 import pytest
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+
+
+def pytest_configure(config):
+    """Spare every test process two costs of MMEngine that no test looks
+    at, both pure bookkeeping (the same results, the same mmlml code run):
+
+    * ``Config.pretty_text`` formats the whole config with yapf each time
+      a Runner logs it, dumps it or saves a checkpoint (two thirds of a
+      tiny demo run's CPU time): the formatting of a text is computed
+      once per process;
+    * ``BaseDataset`` runs a full ``gc.collect()`` after serialising its
+      data list, to free memory for dataloader workers (a quarter of a
+      second each in a test process holding torch and many datasets).
+    """
+    from mmengine.config import config as mmengine_config
+    from mmengine.dataset import base_dataset
+    format_code = mmengine_config.FormatCode
+
+    @functools.lru_cache(maxsize=1024)
+    def format_once(text, style, kwargs):
+        return format_code(text, style_config=dict(style), **dict(kwargs))
+
+    def formatted(text, style_config=None, **kwargs):
+        if not isinstance(style_config, dict):  # not MMEngine's call
+            return format_code(text, style_config=style_config, **kwargs)
+        return format_once(text, tuple(sorted(style_config.items())),
+                           tuple(sorted(kwargs.items())))
+
+    mmengine_config.FormatCode = formatted
+    base_dataset.gc = types.SimpleNamespace(collect=lambda *args: 0)
+    _one_runner_name_per_second()
+
+
+def _one_runner_name_per_second():
+    """A Runner names its logger, message hub, visualizer and log folder
+    after its config file and the second it starts: two Runners of one
+    config (or one work_dir) started within a second, as fast tests start
+    them, would share the first one's message hub and log. A Runner that
+    would repeat a name waits for the next second."""
+    import time
+
+    from mmengine.runner import Runner
+    setup_env = Runner.setup_env
+    started = set()
+
+    def setup_env_once_per_second(self, env_cfg):
+        filename = getattr(self.cfg, 'filename', None)
+        names = (self._work_dir, osp.splitext(osp.basename(filename or ''))[0])
+        now = time.strftime('%Y%m%d_%H%M%S')
+        if any((name, now) in started for name in names):
+            time.sleep(1.01 - time.time() % 1)
+        setup_env(self, env_cfg)
+        started.update((name, self._timestamp) for name in names)
+
+    Runner.setup_env = setup_env_once_per_second
 
 
 def load_train_tool(name='mmlml_train_tool'):
@@ -15,6 +74,27 @@ def load_train_tool(name='mmlml_train_tool'):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def free_port():
+    """A TCP port that is free on this machine now, for the rendezvous of
+    a process group: a fixed port collides between the workers of a
+    parallel test run (pytest-xdist) and between runs side by side."""
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def dist_train_env(*python_paths):
+    """The environment for ``tools/dist_train.sh`` in a test: a free
+    ``PORT``, one thread per process, this Python's ``torchrun`` first on
+    ``PATH`` and ``python_paths`` first on ``PYTHONPATH``."""
+    env = dict(os.environ, PORT=str(free_port()), OMP_NUM_THREADS='1')
+    env['PATH'] = osp.dirname(sys.executable) + os.pathsep + env['PATH']
+    if python_paths:
+        env['PYTHONPATH'] = os.pathsep.join(
+            [*python_paths, env.get('PYTHONPATH', '')])
+    return env
 
 
 @pytest.fixture
