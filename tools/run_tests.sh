@@ -9,7 +9,7 @@
 set -e
 source "$(dirname "$0")/setup_venv.sh"
 cd "$(dirname "$0")/.."
-WORKERS=(-n 2)
+WORKERS=(-n 2 --dist worksteal)
 for arg in "$@"; do
     case "$arg" in
         -n|-n*|--numprocesses|--numprocesses=*|-p|-p*) WORKERS=() ;;

@@ -506,6 +506,7 @@ print(json.dumps(dataset.observed_labels.tolist()))
 """
 
 
+@pytest.mark.slow
 def test_pld_labels_same_in_every_process():
     """pld-labels-same-in-every-process: an integer seed gives the same
     partial labels whatever the global random state, in this process and

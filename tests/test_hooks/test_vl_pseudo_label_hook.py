@@ -59,6 +59,7 @@ def expected_matrix(scores, observed, **thresholds):
     return out
 
 
+@pytest.mark.slow
 def test_two_processes_write_the_store_of_one(tiny_demo_config, tmp_path):
     """CLIP with 2 x 2 tiles, scored by two processes (torchrun, gloo),
     each its chunks: both ranks hold the store that one process makes from

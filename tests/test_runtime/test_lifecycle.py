@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 
+import pytest
 import torch
 from conftest import ROOT, dist_train_env
 from mmengine.config import Config
@@ -25,6 +26,7 @@ def build_runner(config, **overrides):
     return Runner.from_cfg(cfg)
 
 
+@pytest.mark.slow
 def test_train_resume_load_from_and_test(tiny_demo_config):
     config = tiny_demo_config(loss=dict(_delete_=True, type='HillLoss'))
     work_dir = Config.fromfile(config).work_dir
@@ -64,6 +66,7 @@ def test_train_resume_load_from_and_test(tiny_demo_config):
         assert key in saved
 
 
+@pytest.mark.slow
 def test_two_process_torchrun_on_cpu(tiny_demo_config, tmp_path):
     """`tools/dist_train.sh CONFIG 2` with the gloo backend on CPU."""
     config = tiny_demo_config(max_epochs=2)

@@ -48,6 +48,7 @@ def assert_same_table(a, b, exact=False):
 
 
 # APL's extra scoring pass keeps the same state as APL (two-process test).
+@pytest.mark.slow
 @pytest.mark.parametrize('method',
                          sorted(set(METHODS) - {'em_apl_extra_pass'}))
 def test_killed_and_resumed_equals_uninterrupted(tiny_demo_config, tmp_path,
@@ -101,6 +102,7 @@ def test_killed_and_resumed_equals_uninterrupted(tiny_demo_config, tmp_path,
         assert torch.equal(again['weights'][key], value), key
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('method', sorted(METHODS))
 def test_two_processes_end_with_the_same_state(tiny_demo_config, tmp_path,
                                                method):
