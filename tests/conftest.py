@@ -1,10 +1,52 @@
+import functools
 import importlib.util
+import os
 import os.path as osp
+import socket
+import sys
 import textwrap
+import types
 
 import pytest
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+
+
+def pytest_configure(config):
+    """Spare every test process a cost of MMEngine that no test looks at:
+    ``BaseDataset`` runs a full ``gc.collect()`` after serialising its
+    data list, to free memory for dataloader workers (a quarter of a
+    second each in a test process holding torch and many datasets). (The
+    yapf formatting of a config's text, two thirds of a tiny demo run's
+    CPU, is done once per text in every process that imports mmlml:
+    ``mmlml.compat.patch_config_text_formatting``.)"""
+    from mmengine.dataset import base_dataset
+    base_dataset.gc = types.SimpleNamespace(collect=lambda *args: 0)
+    _one_runner_name_per_second()
+
+
+def _one_runner_name_per_second():
+    """A Runner names its logger, message hub, visualizer and log folder
+    after its config file and the second it starts: two Runners of one
+    config (or one work_dir) started within a second, as fast tests start
+    them, would share the first one's message hub and log. A Runner that
+    would repeat a name waits for the next second."""
+    import time
+
+    from mmengine.runner import Runner
+    setup_env = Runner.setup_env
+    started = set()
+
+    def setup_env_once_per_second(self, env_cfg):
+        filename = getattr(self.cfg, 'filename', None)
+        names = (self._work_dir, osp.splitext(osp.basename(filename or ''))[0])
+        now = time.strftime('%Y%m%d_%H%M%S')
+        if any((name, now) in started for name in names):
+            time.sleep(1.01 - time.time() % 1)
+        setup_env(self, env_cfg)
+        started.update((name, self._timestamp) for name in names)
+
+    Runner.setup_env = setup_env_once_per_second
 
 
 def load_train_tool(name='mmlml_train_tool'):
@@ -14,6 +56,27 @@ def load_train_tool(name='mmlml_train_tool'):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def free_port():
+    """A TCP port that is free on this machine now, for the rendezvous of
+    a process group: a fixed port collides between the workers of a
+    parallel test run (pytest-xdist) and between runs side by side."""
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def dist_train_env(*python_paths):
+    """The environment for ``tools/dist_train.sh`` in a test: a free
+    ``PORT``, one thread per process, this Python's ``torchrun`` first on
+    ``PATH`` and ``python_paths`` first on ``PYTHONPATH``."""
+    env = dict(os.environ, PORT=str(free_port()), OMP_NUM_THREADS='1')
+    env['PATH'] = osp.dirname(sys.executable) + os.pathsep + env['PATH']
+    if python_paths:
+        env['PYTHONPATH'] = os.pathsep.join(
+            [*python_paths, env.get('PYTHONPATH', '')])
+    return env
 
 
 @pytest.fixture
@@ -92,3 +155,102 @@ def cpu_optim_wrapper(cfg):
     if cfg.get('type') == 'AmpOptimWrapper':
         cfg.type = 'OptimWrapper'
     return cfg
+
+
+def case(kind, make, error, match, value=None):
+    """One case of a refused kind of input (the bad-input tests): an id
+    ``kind`` or ``kind[value]`` for a kind with several values, and
+    ``make(tmp_path)`` that raises ``error`` with a message that matches
+    ``match``."""
+    case_id = kind if value is None else f'{kind}[{value}]'
+    return pytest.param(make, error, match, id=case_id)
+
+
+#: A two-epoch training run of the demo config without validation or
+#: testing (64 images, 4 iterations an epoch), a checkpoint every epoch.
+TINY_TRAIN = """
+_base_ = [{an!r}]
+train_dataloader = dict(
+    batch_size=16,
+    dataset=dict(dataset=dict(num_samples=64,
+                              pipeline=[dict(type='PackInputs')])))
+val_dataloader = None
+val_cfg = None
+val_evaluator = None
+test_dataloader = None
+test_cfg = None
+test_evaluator = None
+train_cfg = dict(max_epochs=2, val_interval=100)
+default_hooks = dict(
+    logger=dict(interval=10),
+    checkpoint=dict(interval=1, max_keep_ckpts=-1, save_best=None))
+"""
+
+#: The LL-Cp method on :data:`TINY_TRAIN`: a loss that reads a label store
+#: and the hook that keeps it (saved in every checkpoint as
+#: ``label_store``).
+LL_CP = """
+_base_ = ['tiny.py']
+model = dict(head=dict(type='PartialLabelLinearClsHead',
+                       loss=dict(_delete_=True, type='LargeLoss',
+                                 mode='permanent', delta_rel=0.01)))
+custom_hooks = [dict(type='LargeLossCorrectionHook')]
+"""
+
+
+def write_config(directory, name, text):
+    """Write the dedented ``text`` to ``directory/name``; its path."""
+    path = directory / name
+    path.write_text(textwrap.dedent(text))
+    return str(path)
+
+
+def write_tiny_train(directory):
+    """Write :data:`TINY_TRAIN` to ``directory/tiny.py``; its path."""
+    return write_config(
+        directory, 'tiny.py',
+        TINY_TRAIN.format(an=osp.join(ROOT, 'configs', 'demo', 'an.py')))
+
+
+@pytest.fixture
+def tiny_train(tmp_path):
+    """A folder holding ``tiny.py`` (:data:`TINY_TRAIN`) for configs that
+    derive from it, and ``tools/train.py`` as a module: what a test that
+    starts (or refuses to start) a short run through the tool needs."""
+    write_tiny_train(tmp_path)
+    return types.SimpleNamespace(directory=tmp_path, tool=load_train_tool())
+
+
+@pytest.fixture(scope='session')
+def trained(tmp_path_factory):
+    """One tiny LL-Cp training run of 2 epochs through ``tools/train.py``
+    (:data:`LL_CP`), made once per test session (per worker under
+    pytest-xdist) and shared by the tests that resume or read its
+    checkpoints. Its folder also holds ``tiny.py`` and ``ll_cp.py``;
+    tests that write configs there use names of their own."""
+    directory = tmp_path_factory.mktemp('trained_ll_cp')
+    write_tiny_train(directory)
+    config = write_config(directory, 'll_cp.py', LL_CP)
+    tool = load_train_tool()
+    runner = tool.main([config, '--work-dir', str(directory / 'll_cp')])
+    checkpoint = str(directory / 'll_cp' / 'epoch_2.pth')
+    assert osp.isfile(checkpoint)
+    return types.SimpleNamespace(
+        directory=directory, tool=tool, runner=runner, checkpoint=checkpoint)
+
+
+def train_tiny(tiny_train, loss, hook):
+    """Train :data:`TINY_TRAIN` (the ``tiny_train`` fixture's) through
+    ``tools/train.py`` with the partial-label head's ``loss`` and the custom
+    hook ``hook`` (config dicts); the Runner."""
+    name = hook['type']
+    config = write_config(
+        tiny_train.directory, f'{name}.py', f"""
+        _base_ = ['tiny.py']
+        model = dict(head=dict(type='PartialLabelLinearClsHead',
+                               loss=dict(_delete_=True, **{loss!r})))
+        custom_hooks = [{hook!r}]
+        """)
+    return tiny_train.tool.main(
+        [config, '--work-dir',
+         str(tiny_train.directory / name)])

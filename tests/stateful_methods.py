@@ -17,6 +17,17 @@ from mmengine.runner import Runner
 from mmlml.registry import HOOKS
 
 
+class HandOver:
+    """A head's side of the loss-input hand-over (``pop_loss_inputs``): a
+    hook under test reads ``inputs`` once, as from a training head."""
+
+    inputs = None
+
+    def pop_loss_inputs(self):
+        inputs, self.inputs = self.inputs, None
+        return inputs
+
+
 def store_method(loss, *hooks):
     """The overrides of a method made of a loss (read by a
     ``PartialLabelLinearClsHead``) and the hooks that keep its state."""

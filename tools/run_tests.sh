@@ -1,8 +1,21 @@
 #!/usr/bin/env bash
 # Run the test suite (installs what it needs into .venv on first use).
-#   bash tools/run_tests.sh                      # every test
+#   bash tools/run_tests.sh                      # every test, on 2 workers
 #   bash tools/run_tests.sh tests/test_datasets  # a folder or file (pytest args)
+#   bash tools/run_tests.sh -n 0 tests/...       # in this process (pdb, -s)
+#   bash tools/run_tests.sh -m "not slow"        # without the slowest tests
+# Without -n or -p among the arguments, the tests run on two pytest-xdist
+# workers of one thread each (OMP_NUM_THREADS=1 unless set).
 set -e
 source "$(dirname "$0")/setup_venv.sh"
 cd "$(dirname "$0")/.."
-exec python -m pytest "$@"
+WORKERS=(-n 2 --dist worksteal)
+for arg in "$@"; do
+    case "$arg" in
+        -n|-n*|--numprocesses|--numprocesses=*|-p|-p*) WORKERS=() ;;
+    esac
+done
+if [ ${#WORKERS[@]} -gt 0 ]; then
+    export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+fi
+exec python -m pytest "${WORKERS[@]}" "$@"

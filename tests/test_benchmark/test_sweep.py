@@ -68,6 +68,7 @@ def states(sweep):
     return found
 
 
+@pytest.mark.slow
 def test_two_local_workers_finish_a_sweep_and_the_export_makes_the_tables(
         tmp_path):
     sweep = define(tmp_path)
@@ -124,6 +125,7 @@ def test_a_killed_worker_leaves_its_run_to_be_run_again(tmp_path):
     assert 'val mAP' not in lost.user_attrs  # nothing half-recorded
 
 
+@pytest.mark.slow
 def test_the_slurm_path_through_submitits_local_executor(tmp_path):
     pytest.importorskip('submitit')
     sweep = define(tmp_path, configs=(AN, ), seeds=(0, ))
@@ -139,6 +141,7 @@ def test_the_slurm_path_through_submitits_local_executor(tmp_path):
     assert sweep.plan(sweep.groups()[0]).done
 
 
+@pytest.mark.slow
 def test_trailing_tuning_runs_are_pruned_and_never_the_seeds(tmp_path):
     # One worker runs 0.1, 0.3, then 0.5 (val 80, 78, 76): the third trails
     # the median of the two finished ones from the warm-up on.

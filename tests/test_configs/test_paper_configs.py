@@ -193,6 +193,7 @@ TRAINED = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('config', TRAINED)
 def test_one_training_iteration(config, tmp_path, monkeypatch):
     path = osp.join(ROOT, 'configs', config)
@@ -214,6 +215,7 @@ def test_one_training_iteration(config, tmp_path, monkeypatch):
     assert 0 <= metrics['multi-label/mAP'] <= 100
 
 
+@pytest.mark.slow
 def test_auto_scale_lr_scales_the_one_cycle_peak(tmp_path, monkeypatch):
     """``auto_scale_lr`` scales the peak of the one-cycle schedule
     (``ScaledOneCycleLR``, which takes it from the optimizer's lr) like the

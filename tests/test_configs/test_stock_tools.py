@@ -113,6 +113,7 @@ def test_stock_train_runs_demo_config(path, tmp_path, monkeypatch):
     assert (tmp_path / 'work' / f'epoch_{epochs}.pth').is_file()
 
 
+@pytest.mark.slow
 def test_stock_train_runs_paper_config(tmp_path, monkeypatch):
     monkeypatch.chdir(write_benchmark_data(tmp_path))
     cfg = _one_epoch(
@@ -124,6 +125,7 @@ def test_stock_train_runs_paper_config(tmp_path, monkeypatch):
     assert (tmp_path / 'work' / 'epoch_1.pth').is_file()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     importlib.util.find_spec('mim') is None,
     reason='openmim is not installed (pip install openmim)')

@@ -501,6 +501,7 @@ def test_pipeline_returning_none(ann_file):
         dataset[4]
 
 
+@pytest.mark.slow
 def test_browse_dataset_tool(tmp_path):
     """MMPretrain's tools/visualization/browse_dataset.py shows the
     samples of a wrapped dataset (it replaces `dataset.pipeline`), in every

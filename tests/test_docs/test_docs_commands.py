@@ -668,6 +668,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_cheap_commands_run(tmp_path):
     """Every cheap command, each in its own copy of the repository's layout
     (tools/, configs/, checkpoints/ linked) with the custom dataset generated

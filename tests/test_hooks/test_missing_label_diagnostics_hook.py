@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as nn
+from conftest import case
 from missing_label_reference import METRICS, reference_metrics, reference_stats
 from mmengine.logging import MMLogger
 from mmengine.model import BaseModule
@@ -20,11 +21,56 @@ import mmlml  # noqa: F401
 from mmlml.hooks import MissingLabelDiagnosticsHook
 from mmlml.registry import DATASETS
 
+NAN, INF = float('nan'), float('inf')
 NUM_SAMPLES = 30
 NUM_CLASSES = 5
 
-
 # ------------------------------------------------------------- arguments
+#: Refused arguments (the case ids follow
+#: ``tests/test_datasets/test_dataset_bad_input.py``).
+ARGUMENT_CASES = [
+    case('diagnostics-hook-interval-bad',
+         lambda t: MissingLabelDiagnosticsHook(interval=0), ValueError,
+         r'interval must be an integer >= 1, got 0', 0),
+    case('diagnostics-hook-interval-bad',
+         lambda t: MissingLabelDiagnosticsHook(interval=-2), ValueError,
+         r'interval must be an integer >= 1, got -2', -2),
+    case('diagnostics-hook-interval-bad',
+         lambda t: MissingLabelDiagnosticsHook(interval=1.5), ValueError,
+         r'interval must be an integer >= 1, got 1\.5', 1.5),
+    case('diagnostics-hook-thr-bad',
+         lambda t: MissingLabelDiagnosticsHook(thr=1.5), ValueError,
+         r'thr must lie in \(0, 1\), got 1\.5', 1.5),
+    case('diagnostics-hook-thr-bad',
+         lambda t: MissingLabelDiagnosticsHook(thr=0), ValueError,
+         r'thr must lie in \(0, 1\), got 0', 0),
+    case('diagnostics-hook-thr-bad',
+         lambda t: MissingLabelDiagnosticsHook(thr=NAN), ValueError,
+         r'thr must be a finite real number, got nan', 'nan'),
+    case('diagnostics-hook-num-bins-bad',
+         lambda t: MissingLabelDiagnosticsHook(num_bins=1), ValueError,
+         r'num_bins must be an integer >= 2, got 1'),
+    case('diagnostics-hook-logit-range-bad',
+         lambda t: MissingLabelDiagnosticsHook(logit_range=INF), ValueError,
+         r'logit_range must be a finite real number, got inf'),
+    case('diagnostics-hook-prefix-bad',
+         lambda t: MissingLabelDiagnosticsHook(prefix=''), ValueError,
+         r'`prefix` must be a non-empty str'),
+]
+
+
+@pytest.mark.parametrize('make, error, match', ARGUMENT_CASES)
+def test_arguments_refused(make, error, match, tmp_path):
+    with pytest.raises(error, match=match):
+        make(tmp_path)
+
+
+def test_numpy_arguments_accepted():
+    """hook-numpy-arguments: numpy numbers are numbers."""
+    assert MissingLabelDiagnosticsHook(
+        interval=np.int64(2), thr=np.float32(0.25)).interval == 2
+
+
 @pytest.mark.parametrize('kwargs,match', [
     (dict(interval=0), 'interval'),
     (dict(interval=1.5), 'interval'),

@@ -1,7 +1,10 @@
 """ResumeCheckHook's fingerprint of the training labels: by value (a label
 file in another dtype or format is the same labels), covering the
 pseudo-labels of VLPseudoLabelHook (scores, thresholds, labeller), and a
-checkpoint without it refused unless allowed explicitly."""
+checkpoint without it refused unless allowed explicitly; resuming a tiny
+LL-Cp run (``trained`` in conftest.py) with another number of classes,
+loss, model or partial labels, or without the hook that restores its label
+store."""
 import json
 import logging
 import types
@@ -9,11 +12,13 @@ import types
 import numpy as np
 import pytest
 import torch
+from conftest import write_config
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 
 import mmlml  # noqa: F401
-from mmlml.hooks import ResumeCheckHook, VLPseudoLabelHook
+from mmlml.hooks import (LargeLossCorrectionHook, ResumeCheckHook,
+                         VLPseudoLabelHook)
 from mmlml.registry import DATASETS
 
 NUM_SAMPLES, NUM_CLASSES = 20, 4
@@ -179,3 +184,146 @@ def test_checkpoint_without_the_pseudo_label_source(files):
             match=r'no fingerprint of pseudo_labels\.VLPseudoLabelHook'):
         _resume(runner, checkpoint)
     _resume(runner, checkpoint, allow_missing_fingerprint=True)
+
+
+# ------------------------------ resuming the shared tiny LL-Cp training run
+def test_resume_with_other_num_classes(trained):
+    """resume-other-num-classes: MMEngine skips the head's weights with a
+    log line and fails at the first step with "The size of tensor a (20)
+    must match the size of tensor b (10)"; ``tools/train.py`` names the
+    parameters and their shapes before any weight is loaded."""
+    config = write_config(
+        trained.directory, 'll_cp_10.py', """
+        _base_ = ['ll_cp.py']
+        train_dataloader = dict(dataset=dict(dataset=dict(num_classes=10)))
+        model = dict(head=dict(num_classes=10))
+        data_preprocessor = dict(num_classes=10)
+        train_cfg = dict(max_epochs=3)
+        """)
+    with pytest.raises(
+            ValueError,
+            match=r'Cannot resume from this checkpoint.*`head\.fc\.weight` '
+            r'has shape \(20, 64\) in the checkpoint and \(10, 64\) in the '
+            r'model.*set `load_from` and leave `resume` False'):
+        trained.tool.main([
+            config, '--work-dir',
+            str(trained.directory / 'other_classes'), '--resume',
+            trained.checkpoint
+        ])
+
+
+def test_resume_drops_no_label_store(trained):
+    """resume-label-store-without-hook: resuming an LL-Cp checkpoint with a
+    config that has no hook to restore its label store would drop it
+    silently (MMEngine ignores the key); it is refused."""
+    config = write_config(
+        trained.directory, 'plain.py', """
+        _base_ = ['tiny.py']
+        train_cfg = dict(max_epochs=3)
+        """)
+    with pytest.raises(
+            ValueError,
+            match=r'holds a label store.*\[.LargeLossCorrectionHook.\].*no '
+            r'hook of this run restores it'):
+        trained.tool.main([
+            config, '--work-dir',
+            str(trained.directory / 'plain'), '--resume', trained.checkpoint
+        ])
+
+
+def _fake_runner(model, hooks=(), loss='LargeLoss', resume=True):
+    cfg = Config(dict(model=dict(head=dict(loss=dict(type=loss)))))
+    return types.SimpleNamespace(
+        _resume=resume, model=model, hooks=list(hooks), cfg=cfg)
+
+
+def _trained_checkpoint(trained):
+    """The checkpoint of the shared LL-Cp run, loaded anew."""
+    return torch.load(trained.checkpoint, weights_only=False)
+
+
+def test_resume_with_other_loss_warns(trained, monkeypatch):
+    """resume-other-loss-warns: continuing a run under another loss is
+    allowed (the weights fit) but logged."""
+    messages = []
+    monkeypatch.setattr(
+        'mmlml.hooks.resume_check_hook.print_log',
+        lambda msg, **kwargs: messages.append((msg, kwargs.get('level'))))
+    checkpoint = _trained_checkpoint(trained)
+    runner = _fake_runner(
+        trained.runner.model, [LargeLossCorrectionHook()], loss='HillLoss')
+    ResumeCheckHook().after_load_checkpoint(runner, checkpoint)
+    assert messages == [
+        ('ResumeCheckHook: the resumed checkpoint was trained with the loss '
+         'LargeLoss, and this run continues it with HillLoss.',
+         logging.WARNING)
+    ]
+    # The same loss: nothing to say; loading weights without resuming
+    # (fine-tuning) is not checked at all.
+    ResumeCheckHook().after_load_checkpoint(
+        _fake_runner(trained.runner.model, [LargeLossCorrectionHook()]),
+        checkpoint)
+    ResumeCheckHook().after_load_checkpoint(
+        _fake_runner(torch.nn.Linear(2, 3), resume=False), checkpoint)
+    assert len(messages) == 1
+
+
+def test_resume_with_other_model_keys(trained):
+    """resume-other-model-keys: entries that only one side has (ROLE's
+    label estimates, another backbone) are refused by name."""
+    checkpoint = _trained_checkpoint(trained)
+    model = trained.runner.model
+    checkpoint['state_dict']['head.extra.weight'] = torch.zeros(2)
+    with pytest.raises(
+            ValueError,
+            match=r"1 entries of the checkpoint are not in the model, e\.g\. "
+            r"\['head\.extra\.weight'\]"):
+        ResumeCheckHook().after_load_checkpoint(
+            _fake_runner(model, [LargeLossCorrectionHook()]), checkpoint)
+    del checkpoint['state_dict']['head.fc.bias']
+    del checkpoint['state_dict']['head.extra.weight']
+    with pytest.raises(
+            ValueError,
+            match=r"1 entries of the model are not in the checkpoint, e\.g\. "
+            r"\['head\.fc\.bias'\]"):
+        ResumeCheckHook().after_load_checkpoint(
+            _fake_runner(model, [LargeLossCorrectionHook()]), checkpoint)
+
+
+@pytest.mark.parametrize(
+    'change, match',
+    [("seed=1", r"seed 1200 -> 1"),
+     ("mode='ratio', ratio=0.5",
+      r"mode 'single_positive' -> 'ratio'; .*ratio None -> 0.5")],
+    ids=['other-seed', 'other-mode'])
+def test_resume_on_other_partial_labels(trained, change, match):
+    """resume-other-partial-labels: resuming an LL-Cp run after changing
+    the partial-label seed or mode would continue its label store on other
+    labels without a word; it is refused, naming what changed, unless
+    allowed explicitly."""
+    name = 'labels_' + change.split('=')[0]
+    config = write_config(
+        trained.directory, f'{name}.py', f"""
+        _base_ = ['ll_cp.py']
+        train_dataloader = dict(dataset=dict({change}))
+        train_cfg = dict(max_epochs=3)
+        """)
+    args = [
+        config, '--work-dir',
+        str(trained.directory / name), '--resume', trained.checkpoint
+    ]
+    with pytest.raises(ValueError, match=r'partial labels differ.*' + match):
+        trained.tool.main(args)
+    if change.startswith('seed'):  # allowed explicitly: resumes
+        runner = trained.tool.main(args + [
+            '--cfg-options',
+            'default_hooks.resume_check.allow_label_change=True'
+        ])
+        assert runner.epoch == 3
+
+
+def test_checkpoint_holds_the_partial_label_fingerprint(trained):
+    saved = _trained_checkpoint(trained)['partial_labels']
+    assert saved["mode"] == "single_positive" and saved["seed"] == 1200
+    assert saved['num_samples'] == len(trained.runner.train_dataloader.dataset)
+    assert len(saved['observed_labels']) == 32

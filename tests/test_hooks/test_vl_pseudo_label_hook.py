@@ -2,15 +2,13 @@
 store (observed labels untouched), the scores file, an iteration-based
 loop behind a dataset wrapper, a resumed run that scores nothing, and two
 processes (torchrun, gloo) sharding the scoring into the store of one."""
-import os
 import os.path as osp
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 import torch
-from conftest import ROOT
+from conftest import ROOT, dist_train_env
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 from mmengine.runner import Runner
@@ -61,6 +59,7 @@ def expected_matrix(scores, observed, **thresholds):
     return out
 
 
+@pytest.mark.slow
 def test_two_processes_write_the_store_of_one(tiny_demo_config, tmp_path):
     """CLIP with 2 x 2 tiles, scored by two processes (torchrun, gloo),
     each its chunks: both ranks hold the store that one process makes from
@@ -75,9 +74,7 @@ def test_two_processes_write_the_store_of_one(tiny_demo_config, tmp_path):
         batch_size=4)
     config = vl_config(tiny_demo_config, tmp_path, 'dist', hook,
                        [dict(type='DumpLabelState')])
-    env = dict(os.environ, PORT='29631', OMP_NUM_THREADS='1')
-    env['PATH'] = osp.dirname(sys.executable) + os.pathsep + env['PATH']
-    env['PYTHONPATH'] = TESTS + os.pathsep + env.get('PYTHONPATH', '')
+    env = dist_train_env(TESTS)
     out = subprocess.run(
         ['bash', osp.join(ROOT, 'tools/dist_train.sh'), config, '2'],
         capture_output=True,

@@ -236,6 +236,7 @@ def test_resume(trained):
     assert len(runner.message_hub.get_scalar('train/loss').data[0]) == 12
 
 
+@pytest.mark.slow
 def test_tools_test_py(trained, tmp_path):
     """tools/test.py (load_from) on the checkpoint, in a new process."""
     out = tmp_path / 'metrics.json'

@@ -13,7 +13,7 @@ import types
 import numpy as np
 import pytest
 import torch
-from conftest import ROOT  # noqa: E402
+from conftest import ROOT, free_port  # noqa: E402
 from mmengine.config import Config
 from mmengine.logging.history_buffer import HistoryBuffer
 from mmengine.runner import Runner
@@ -96,9 +96,9 @@ def test_cpu_ddp_wrapper_drops_device_ids():
     """DDP of a CPU module with device_ids=[0] (what the Runner passes)."""
     if torch.cuda.is_available():
         pytest.skip('only meaningful without CUDA')
-    script = textwrap.dedent("""
+    script = textwrap.dedent(f"""
         import os
-        os.environ.update(MASTER_ADDR='127.0.0.1', MASTER_PORT='29531',
+        os.environ.update(MASTER_ADDR='127.0.0.1', MASTER_PORT='{free_port()}',
                           RANK='0', WORLD_SIZE='1', LOCAL_RANK='0')
         import torch
         import mmlml

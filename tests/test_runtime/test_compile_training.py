@@ -70,6 +70,7 @@ def train_losses(config, **options):
             None if store is None else store.num_pseudo_labels)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('method', sorted(CASES))
 def test_compiled_training_matches_eager(tiny_demo_config, tmp_path, method):
     sys.path.insert(0, str(tmp_path))

@@ -1,14 +1,14 @@
 """A Runner's whole life on CPU with the demo config: train, save, resume,
 load_from, val and test loops, the launchers, and a two-process run."""
 import json
-import os
 import os.path as osp
 import shutil
 import subprocess
 import sys
 
+import pytest
 import torch
-from conftest import ROOT
+from conftest import ROOT, dist_train_env
 from mmengine.config import Config
 from mmengine.runner import Runner
 
@@ -26,6 +26,7 @@ def build_runner(config, **overrides):
     return Runner.from_cfg(cfg)
 
 
+@pytest.mark.slow
 def test_train_resume_load_from_and_test(tiny_demo_config):
     config = tiny_demo_config(loss=dict(_delete_=True, type='HillLoss'))
     work_dir = Config.fromfile(config).work_dir
@@ -65,11 +66,11 @@ def test_train_resume_load_from_and_test(tiny_demo_config):
         assert key in saved
 
 
+@pytest.mark.slow
 def test_two_process_torchrun_on_cpu(tiny_demo_config, tmp_path):
     """`tools/dist_train.sh CONFIG 2` with the gloo backend on CPU."""
     config = tiny_demo_config(max_epochs=2)
-    env = dict(os.environ, PORT='29517', OMP_NUM_THREADS='1')
-    env['PATH'] = osp.dirname(sys.executable) + os.pathsep + env['PATH']
+    env = dist_train_env()
     out = subprocess.run([
         'bash',
         osp.join(ROOT, 'tools/dist_train.sh'), config, '2', '--work-dir',

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 import torch
-from conftest import ROOT
+from conftest import ROOT, dist_train_env
 from mmengine.config import Config
 from mmengine.runner import Runner
 from stateful_methods import KILL_SWITCH, METHODS, method_config
@@ -48,6 +48,7 @@ def assert_same_table(a, b, exact=False):
 
 
 # APL's extra scoring pass keeps the same state as APL (two-process test).
+@pytest.mark.slow
 @pytest.mark.parametrize('method',
                          sorted(set(METHODS) - {'em_apl_extra_pass'}))
 def test_killed_and_resumed_equals_uninterrupted(tiny_demo_config, tmp_path,
@@ -101,18 +102,14 @@ def test_killed_and_resumed_equals_uninterrupted(tiny_demo_config, tmp_path,
         assert torch.equal(again['weights'][key], value), key
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('method', sorted(METHODS))
 def test_two_processes_end_with_the_same_state(tiny_demo_config, tmp_path,
                                                method):
     config = method_config(tiny_demo_config, tmp_path, method, 'dist',
                            [dict(type='DumpLabelState')])
     cfg = Config.fromfile(config)
-    env = dict(
-        os.environ,
-        PORT=str(29600 + sorted(METHODS).index(method)),
-        OMP_NUM_THREADS='1')
-    env['PATH'] = osp.dirname(sys.executable) + os.pathsep + env['PATH']
-    env['PYTHONPATH'] = TESTS + os.pathsep + env.get('PYTHONPATH', '')
+    env = dist_train_env(TESTS)
     out = subprocess.run(
         ['bash', osp.join(ROOT, 'tools/dist_train.sh'), config, '2'],
         capture_output=True,

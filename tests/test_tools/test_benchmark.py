@@ -241,6 +241,7 @@ def test_config_checks(tmp_path):
         benchmark.parse_args([str(tmp_path / 'missing.py')])
 
 
+@pytest.mark.slow
 def test_benchmark_end_to_end(tmp_path):
     """Two configs, one seed, one point, a tiny schedule, two workers: the
     record, its tables and figure; the same command again trains nothing;

@@ -65,6 +65,7 @@ def test_mim_search_lists_the_model_zoo():
         in result.stdout
 
 
+@pytest.mark.slow
 def test_mim_train_runs_the_demo(tmp_path):
     work_dir = tmp_path / 'work'
     result = mim('train', 'mmlml', 'configs/demo/an.py', '--work-dir',

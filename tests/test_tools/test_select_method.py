@@ -117,6 +117,7 @@ def load_benchmark_tool():
     return module
 
 
+@pytest.mark.slow
 def test_select_method_end_to_end(tmp_path, capsys):
     """Two methods, one seed, one learning rate, 2 epochs on 80 images
     (about a minute on a CPU)."""

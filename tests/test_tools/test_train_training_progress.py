@@ -67,6 +67,7 @@ def _shrink_pipeline(pipeline, size):
             _shrink_pipeline(sub, size)
 
 
+@pytest.mark.slow
 def test_one_epoch_smoke_run_of_a_paper_config(tmp_path, monkeypatch):
     """The Hill paper's SPLC config (80-epoch one-cycle schedule, EMA,
     SPLC from epoch 1) on a tiny copy of COCO, for one epoch."""

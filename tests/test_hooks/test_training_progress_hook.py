@@ -144,6 +144,7 @@ def epochs_seen(runner):
 
 
 # LL-Ct reads the epoch as LL-R does (only its correction differs).
+@pytest.mark.slow
 @pytest.mark.parametrize('method', ['gr', 'll_r', 'splc'])
 def test_resume_after_an_epoch_equals_uninterrupted(tmp_path, method):
     runner = runner_of(write_config(tmp_path, 'full', LOSSES[method]))
@@ -167,6 +168,7 @@ def test_resume_after_an_epoch_equals_uninterrupted(tmp_path, method):
     assert_same_run(full, trained(resumed))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('method', ['splc', 'll_r'])
 def test_iteration_loop_resumed_mid_epoch_equals_uninterrupted(
         tmp_path, method):
