@@ -1,4 +1,3 @@
-import functools
 import importlib.util
 import os
 import os.path as osp
