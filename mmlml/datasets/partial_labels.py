@@ -1,8 +1,7 @@
 """Deprecated: the generators moved to :mod:`mmlml.datasets.partial`
 (``mmlml.datasets.partial.protocol`` and ``mmlml.datasets.partial.draws``).
 This module re-exports their public names and will be removed."""
-import warnings
-
+from .moved import warn_moved
 from .partial.draws import check_binary_matrix
 from .partial.protocol import (check_seed, make_partial_labels,
                                num_kept_positives, split_train_val)
@@ -12,10 +11,7 @@ __all__ = [
     'num_kept_positives', 'split_train_val'
 ]
 
-warnings.warn(
-    'mmlml.datasets.partial_labels is deprecated: import from '
-    'mmlml.datasets (make_partial_labels, num_kept_positives, '
-    'split_train_val) or mmlml.datasets.partial.draws '
-    '(check_binary_matrix) instead.',
-    DeprecationWarning,
-    stacklevel=2)
+warn_moved(
+    __name__, 'import from mmlml.datasets (make_partial_labels, '
+    'num_kept_positives, split_train_val) or mmlml.datasets.partial.draws '
+    '(check_binary_matrix)')

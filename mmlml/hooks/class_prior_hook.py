@@ -9,6 +9,8 @@ from torch import Tensor
 
 from mmlml.registry import HOOKS
 from mmlml.utils.hyperparameters import Flag, Integer, Real, check_settings
+from .class_ap_correction_hook import (check_scores_and_positives,
+                                       rank_with_ties)
 from .epoch_scores_hook import (WARMUP_BEFORE_END, WARMUP_EPOCHS,
                                 EpochScoresHook)
 
@@ -81,30 +83,18 @@ def estimate_class_priors(scores: Tensor,
         without a scored positive (every class when there is no sample,
         ``N = 0``).
     """
-    if scores.shape != positives.shape or scores.dim() != 2:
-        raise ValueError('scores and positives must have the same shape '
-                         f'(N, C), got {tuple(scores.shape)} and '
-                         f'{tuple(positives.shape)}')
+    check_scores_and_positives(scores, positives)
     num_samples = scores.size(0)
     if num_samples == 0:  # no threshold to search: nothing is estimated
         return torch.full((scores.size(1), ),
                           float('nan'),
                           device=scores.device)
     scores = scores.double()
-    scored = ~torch.isnan(scores)
-    key = scores.masked_fill(~scored, -math.inf)  # unscored last
-    values, order = torch.sort(key, dim=0, descending=True, stable=True)
-    hits = (positives & scored).gather(0, order)
-    num_all = scored.sum(0).double()
+    values, hits, end_row = rank_with_ties(scores, positives)
+    num_all = (~torch.isnan(scores)).sum(0).double()
     num_pos = hits.sum(0).double()
     # Counts at or above each row's score: those up to the last row of its
     # group of tied scores.
-    group_end = torch.ones_like(hits)
-    group_end[:-1] = values[1:] != values[:-1]
-    rows = torch.arange(num_samples, device=scores.device)[:, None]
-    end_row = torch.where(group_end, rows, num_samples)
-    end_row = end_row.flip(0).cummin(0).values.flip(0)
-    end_row = end_row.clamp(max=num_samples - 1)
     above_all = (end_row + 1).double()
     above_pos = hits.cumsum(0).gather(0, end_row).double()
     q_all = above_all / num_all.clamp(min=1)

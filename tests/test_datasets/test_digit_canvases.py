@@ -7,6 +7,7 @@ import pytest
 
 import mmlml  # noqa: F401
 from mmlml.datasets import DigitCanvases, PartialLabelDataset, split_train_val
+from mmlml.datasets.domains.canvases import free_box
 from mmlml.datasets.domains.digit_canvases import load_scans, scan_pools
 from mmlml.registry import DATASETS
 
@@ -193,3 +194,22 @@ def test_invalid_arguments(kwargs):
 def test_rejects_file_arguments():
     with pytest.raises(TypeError, match='ann_file'):
         DigitCanvases(num_samples=4, ann_file='a.json')
+
+
+def test_free_box_takes_the_first_fitting_candidate_lazily():
+    """The placement shared with PhotoCanvases: the first candidate that
+    covers at most ``max_overlap`` of every placed box, drawing no more
+    candidates than it needs; None where none fits."""
+    placed = [(0, 0, 10, 10)]
+    drawn = []
+
+    def candidates():
+        for box in [(5, 5, 10, 10), (20, 20, 4, 4), (30, 30, 4, 4)]:
+            drawn.append(box)
+            yield box
+
+    assert free_box(candidates(), placed, 0.2) == (20, 20, 4, 4)
+    assert drawn == [(5, 5, 10, 10), (20, 20, 4, 4)]
+    # (5, 5, 10, 10) covers a quarter of the placed box.
+    assert free_box([(5, 5, 10, 10)], placed, 0.25) == (5, 5, 10, 10)
+    assert free_box([(5, 5, 10, 10)], placed, 0.2) is None

@@ -154,11 +154,12 @@ class _Kept(PartialLabelLoss):
                  reduction='mean',
                  loss_weight=1.0,
                  use_sigmoid=True):
+        checked = check_settings(self, gamma=gamma)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.gamma = check_settings(self, gamma=gamma).gamma
+        self.gamma = checked.gamma
 
 
 def test_contract_reports_undeclared_parameter_and_drifted_default():
@@ -168,6 +169,26 @@ def test_contract_reports_undeclared_parameter_and_drifted_default():
     assert 'gamma: signature default 2.0, declared 3.0' in \
         signature_mismatch(drifted)
     assert signature_mismatch(_Kept) == ''
+
+
+def test_loss_checks_its_settings_before_the_fixed_arguments():
+    """A loss's constructor checks its own settings first: with both a
+    wrong setting and a wrong reduction, the setting is named."""
+    with pytest.raises(ValueError, match='lamb'):
+        MODELS.build(dict(type='HillLoss', lamb=0.5, reduction='bogus'))
+    with pytest.raises(ValueError, match='reduction'):
+        MODELS.build(dict(type='HillLoss', reduction='bogus'))
+
+
+def test_role_loss_keeps_epr_constructor():
+    """ROLE extends EPR (its regulariser plus the label estimator) and
+    takes EPR's one setting through EPR's constructor."""
+    role = MODELS.build(dict(type='ROLELoss', expected_positives=2))
+    epr_cls = MODELS.get('EPRLoss')
+    assert isinstance(role, epr_cls) and role.expected_positives == 2.0
+    assert type(role).__init__ is epr_cls.__init__
+    with pytest.raises(ValueError, match='expected_positives'):
+        MODELS.build(dict(type='ROLELoss'))
 
 
 # ------------------------------------------------------------- the mechanism

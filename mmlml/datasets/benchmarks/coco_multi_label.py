@@ -76,11 +76,9 @@ class CocoMultiLabel(CustomMultiLabelDataset):
             ``data_root``: a string or ``dict(img_path=...)``. An image's path
             is this folder joined with its ``file_name`` in the ``images``
             list. Defaults to '', which means ``{split}2014``.
-        pipeline (Sequence): Processing pipeline. Defaults to ().
-        test_mode (bool): Whether the dataset is used for testing. Defaults
-            to False.
-        lazy_init (bool): Whether to load the annotation only on
-            ``full_init``. Defaults to False.
+        pipeline (Sequence), test_mode (bool), lazy_init (bool): As in
+            MMEngine's ``BaseDataset`` (``lazy_init`` defers reading the
+            annotation to ``full_init``). Default to ``()``, False, False.
         **kwargs: Other keyword arguments of :class:`CustomMultiLabelDataset`
             and MMPretrain's ``BaseDataset`` (``metainfo``, ``indices``...).
 

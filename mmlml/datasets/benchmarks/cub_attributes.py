@@ -51,6 +51,17 @@ def _read_table(path: str,
     return rows
 
 
+def _positions(table: np.ndarray,
+               ids: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The position in ``table`` (distinct ids, in any order) of each of
+    ``ids``, and the indices of the ``ids`` that ``table`` lacks (their
+    positions are meaningless)."""
+    order = np.argsort(table)
+    ordered = table[order]
+    pos = np.minimum(np.searchsorted(ordered, ids), len(table) - 1)
+    return order[pos], np.flatnonzero(ordered[pos] != ids)
+
+
 @DATASETS.register_module()
 class CUBAttributes(CustomMultiLabelDataset):
     """`CUB-200-2011 <https://www.vision.caltech.edu/datasets/cub_200_2011/>`_
@@ -341,19 +352,12 @@ class CUBAttributes(CustomMultiLabelDataset):
         attr_ids = self._attribute_ids
         num_images, num_attrs = len(image_ids), len(attr_ids)
 
-        order = np.argsort(image_ids)
-        sorted_ids = image_ids[order]
-        pos = np.minimum(
-            np.searchsorted(sorted_ids, rows[:, 0]), num_images - 1)
-        unknown = np.flatnonzero(sorted_ids[pos] != rows[:, 0])
+        image_index, unknown = _positions(image_ids, rows[:, 0])
         if unknown.size:
             raise self._bad_line(
                 unknown[0], f'names the image id {rows[unknown[0], 0]}, '
                 f'which is not in the image list {self.images_file!r}')
-        image_index = order[pos]
-        attr_index = np.minimum(
-            np.searchsorted(attr_ids, rows[:, 1]), num_attrs - 1)
-        unknown = np.flatnonzero(attr_ids[attr_index] != rows[:, 1])
+        attr_index, unknown = _positions(attr_ids, rows[:, 1])
         if unknown.size:
             raise self._bad_line(
                 unknown[0], f'names the attribute id {rows[unknown[0], 1]}, '

@@ -127,11 +127,9 @@ class OpenImagesMultiLabel(CustomMultiLabelDataset):
         drop_images_without_positive (bool): Whether to leave out the images
             whose verified labels in the subset are all negatives.
             Defaults to True.
-        pipeline (Sequence): Processing pipeline. Defaults to ().
-        test_mode (bool): Whether the dataset is used for testing. Defaults
-            to False.
-        lazy_init (bool): Whether to load the annotation only on
-            ``full_init``. Defaults to False.
+        pipeline (Sequence), test_mode (bool), lazy_init (bool): As in
+            MMEngine's ``BaseDataset`` (``lazy_init`` defers reading the
+            annotation to ``full_init``). Default to ``()``, False, False.
         **kwargs: Other keyword arguments of :class:`CustomMultiLabelDataset`
             and MMPretrain's ``BaseDataset`` (``metainfo``, ``indices``...).
 

@@ -4,7 +4,8 @@ scikit-learn's digit scans on canvases (``digit_canvases.py``) and real
 cut-out photographs on photographic backgrounds (``photo_canvases.py``,
 the real-photo domain, with its frozen-backbone feature cache in
 ``feature_maps.py``), all on ``generated_multi_label_dataset.py`` (their
-label matrix)."""
+label matrix); the two canvas domains place their objects and split their
+pools with ``canvases.py``."""
 from .digit_canvases import DigitCanvases
 from .photo_canvases import PhotoCanvases
 from .synthetic import SyntheticShapes

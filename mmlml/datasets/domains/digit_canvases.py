@@ -15,7 +15,8 @@ import numpy as np
 
 from mmlml.registry import DATASETS
 from mmlml.utils.hyperparameters import Integer, check_hparam
-from ..partial.protocol import VAL_FRAC, check_seed, split_train_val
+from ..partial.protocol import VAL_FRAC, check_seed
+from .canvases import Box, CanvasPools, free_box
 from .generated_multi_label_dataset import GeneratedMultiLabelDataset
 
 __all__ = ['DigitCanvases']
@@ -86,21 +87,8 @@ def scan_pools(targets: np.ndarray) -> Dict[str, np.ndarray]:
     }
 
 
-Box = Tuple[int, int, int, int]
-
-
-def _overlap(a: Box, b: Box) -> float:
-    """The intersection of the boxes ``(top, left, height, width)`` ``a``
-    and ``b`` as a fraction of the smaller one's area."""
-    height = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
-    width = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
-    if height <= 0 or width <= 0:
-        return 0.
-    return height * width / min(a[2] * a[3], b[2] * b[3])
-
-
 @DATASETS.register_module()
-class DigitCanvases(GeneratedMultiLabelDataset):
+class DigitCanvases(CanvasPools, GeneratedMultiLabelDataset):
     """Handwritten digits on dark canvases, a multi-label dataset of real
     scans with exact full labels.
 
@@ -253,17 +241,6 @@ class DigitCanvases(GeneratedMultiLabelDataset):
         self._label_matrix = None
         super().__init__(ann_file='', metainfo=metainfo, **kwargs)
 
-    def canvas_pools(self) -> np.ndarray:
-        """The pool of every canvas: ``'train'``, ``'val'`` or ``'test'``
-        (a ``(num_samples,)`` array of strings)."""
-        if self.split == 'test':
-            return np.full(self.num_samples, 'test')
-        pools = np.full(self.num_samples, 'train', dtype='<U5')
-        _, val_idx = split_train_val(self.num_samples, self.val_frac,
-                                     self.split_seed)
-        pools[val_idx] = 'val'
-        return pools
-
     def check_train_val_split(self, num_samples: int, val_frac: float,
                               split_seed: int) -> None:
         """Raise unless a train/validation split of these canvases with
@@ -271,11 +248,9 @@ class DigitCanvases(GeneratedMultiLabelDataset):
         ``val_frac``, ``split_seed``) is the one the canvases were built
         for. :class:`~mmlml.datasets.PartialLabelDataset` calls it before
         it splits; the test canvases (only test scans) fit any split."""
-        if self.split == 'test':
-            return
-        ours = (self.num_samples, self.val_frac, self.split_seed)
-        theirs = (num_samples, float(val_frac), split_seed)
-        if ours != theirs:
+        other = self.other_split(num_samples, val_frac, split_seed)
+        if self.split != 'test' and other:
+            ours, theirs = other
             raise ValueError(
                 f"DigitCanvases(split='train') builds the canvases of the "
                 'validation split from other digit scans than the training '
@@ -308,14 +283,11 @@ class DigitCanvases(GeneratedMultiLabelDataset):
             height = low + int(u_height * (high - low + 1))
             aspect = _ASPECT[0] + (_ASPECT[1] - _ASPECT[0]) * u_width
             width = max(4, int(round(height * aspect)))
-            for u_top, u_left in place:
-                box = (int(u_top * (size - height + 1)),
-                       int(u_left * (size - width + 1)), height, width)
-                if all(
-                        _overlap(box, other) <= self.max_overlap
-                        for other in boxes):
-                    break
-            else:
+            box = free_box(((int(u_top * (size - height + 1)),
+                             int(u_left * (size - width + 1)), height, width)
+                            for u_top, u_left in place), boxes,
+                           self.max_overlap)
+            if box is None:
                 continue
             glyph = cv2.resize(
                 scans[scan], (width, height), interpolation=cv2.INTER_LINEAR)

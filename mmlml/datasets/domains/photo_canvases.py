@@ -25,7 +25,8 @@ from mmlml.registry import DATASETS
 from mmlml.utils.hyperparameters import (Choice, Flag, Integer, Real,
                                          RealSequence, RealTuple, Rule,
                                          check_settings)
-from ..partial.protocol import SEED, VAL_FRAC, split_train_val
+from ..partial.protocol import SEED, VAL_FRAC
+from .canvases import CanvasPools, free_box
 from .feature_maps import cached_feature_maps, check_features
 from .generated_multi_label_dataset import GeneratedMultiLabelDataset
 
@@ -245,21 +246,8 @@ def photo_pools(counts: Sequence[int]) -> List[Dict[str, np.ndarray]]:
     return pools
 
 
-Box = Tuple[int, int, int, int]
-
-
-def _overlap(a: Box, b: Box) -> float:
-    """The intersection of the boxes ``(top, left, height, width)`` ``a``
-    and ``b`` as a fraction of the smaller one's area."""
-    height = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
-    width = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
-    if height <= 0 or width <= 0:
-        return 0.
-    return height * width / min(a[2] * a[3], b[2] * b[3])
-
-
 @DATASETS.register_module()
-class PhotoCanvases(GeneratedMultiLabelDataset):
+class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
     """Cut-out photographs of real objects on real photographic
     backgrounds, with exact full labels.
 
@@ -431,29 +419,15 @@ class PhotoCanvases(GeneratedMultiLabelDataset):
         """The number of classes of the label matrix."""
         return len(self.categories)
 
-    def canvas_pools(self) -> np.ndarray:
-        """The photo pool of every canvas (``'train'``, ``'val'`` or
-        ``'test'``): the test pool for the test split, else the pool of
-        the side of PartialLabelDataset's train/validation split."""
-        if self.split == 'test':
-            return np.full(self.num_samples, 'test')
-        pools = np.full(self.num_samples, 'train', dtype='<U5')
-        _, val_idx = split_train_val(self.num_samples, self.val_frac,
-                                     self.split_seed)
-        pools[val_idx] = 'val'
-        return pools
-
     def check_train_val_split(self, num_samples: int, val_frac: float,
                               split_seed: int) -> None:
         """Raise unless PartialLabelDataset's train/validation split
         (``num_samples``, ``val_frac``, ``split_seed``) is the one the
         canvases were drawn for (only the instance-disjoint variant
         depends on it)."""
-        if self.split == 'test' or not self.disjoint_photos:
-            return
-        ours = (self.num_samples, self.val_frac, self.split_seed)
-        theirs = (num_samples, float(val_frac), split_seed)
-        if ours != theirs:
+        other = self.other_split(num_samples, val_frac, split_seed)
+        if self.split != 'test' and self.disjoint_photos and other:
+            ours, theirs = other
             raise ValueError(
                 'PhotoCanvases(disjoint_photos=True) draws the validation '
                 'canvases from other photographs than the training ones, '
@@ -494,14 +468,11 @@ class PhotoCanvases(GeneratedMultiLabelDataset):
             scale = longer / max(photo.shape[:2])
             height = max(2, min(size, int(round(photo.shape[0] * scale))))
             width = max(2, min(size, int(round(photo.shape[1] * scale))))
-            for _ in range(_PLACEMENT_TRIES):
-                box = (int(rng.integers(size - height + 1)),
-                       int(rng.integers(size - width + 1)), height, width)
-                if all(
-                        _overlap(box, other) <= self.max_overlap
-                        for other in boxes):
-                    break
-            else:
+            box = free_box(
+                ((int(rng.integers(size - height + 1)),
+                  int(rng.integers(size - width + 1)), height, width)
+                 for _ in range(_PLACEMENT_TRIES)), boxes, self.max_overlap)
+            if box is None:
                 continue
             mirror, brightness = rng.random() < 0.5, rng.uniform(0.85, 1.15)
             boxes.append(box)

@@ -214,40 +214,31 @@ class SyntheticShapes(GeneratedMultiLabelDataset):
         if split not in _SPLIT_STREAMS:
             raise ValueError(f'`split` must be one of '
                              f'{tuple(_SPLIT_STREAMS)}, but got {split!r}.')
-        num_samples = Integer(low=1).check('num_samples', num_samples)
-        num_classes = Integer(low=2).check('num_classes', num_classes)
-        if num_classes > MAX_CLASSES:
-            raise ValueError(f'`num_classes` must be an integer in '
-                             f'[2, {MAX_CLASSES}], but got {num_classes!r}.')
-        grid_size = Integer(low=1).check('grid_size', grid_size)
-        img_size = Integer(low=4 * grid_size).check('img_size', img_size)
-        # SeedSequence takes any non-negative integer; None would draw
-        # other images in every process.
-        seed = Integer().check('seed', seed)
-        p_max = check_hparam('p_max', p_max, 0, 1, low_open=True)
-        alpha = check_hparam('alpha', alpha, low=0)
-        cooccurrence = check_hparam(
-            'cooccurrence', cooccurrence, 1, self.NUM_SCENES, high_open=True)
-        distractors = check_hparam('distractors', distractors, low=0)
-        noise_std = check_hparam('noise_std', noise_std, low=0)
-        colour_jitter = check_hparam('colour_jitter', colour_jitter, low=0)
         for key in ('ann_file', 'data_root'):
             if key in kwargs:
                 raise TypeError(f'{type(self).__name__} reads no files: '
                                 f'unexpected argument {key!r}')
-
         self.split = split
-        self.num_samples = num_samples
-        self.num_classes = num_classes
-        self.img_size = img_size
-        self.seed = seed
-        self.p_max = p_max
-        self.alpha = alpha
-        self.cooccurrence = cooccurrence
-        self.distractors = distractors
-        self.grid_size = grid_size
-        self.noise_std = noise_std
-        self.colour_jitter = colour_jitter
+        self.num_samples = Integer(low=1).check('num_samples', num_samples)
+        self.num_classes = num_classes = Integer(low=2).check(
+            'num_classes', num_classes)
+        if num_classes > MAX_CLASSES:
+            raise ValueError(f'`num_classes` must be an integer in '
+                             f'[2, {MAX_CLASSES}], but got {num_classes!r}.')
+        self.grid_size = Integer(low=1).check('grid_size', grid_size)
+        self.img_size = Integer(low=4 * self.grid_size).check(
+            'img_size', img_size)
+        # SeedSequence takes any non-negative integer; None would draw
+        # other images in every process.
+        self.seed = Integer().check('seed', seed)
+        self.p_max = check_hparam('p_max', p_max, 0, 1, low_open=True)
+        self.alpha = check_hparam('alpha', alpha, low=0)
+        self.cooccurrence = check_hparam(
+            'cooccurrence', cooccurrence, 1, self.NUM_SCENES, high_open=True)
+        self.distractors = check_hparam('distractors', distractors, low=0)
+        self.noise_std = check_hparam('noise_std', noise_std, low=0)
+        self.colour_jitter = check_hparam(
+            'colour_jitter', colour_jitter, low=0)
         self._label_matrix = None
 
         self.class_pairs, self.clutter_pairs = self._design(num_classes)

@@ -217,6 +217,12 @@ class GPRLoss(GRLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
+        checked = check_settings(
+            self,
+            rho=rho,
+            lam=lam,
+            reg=reg,
+            expected_positives=expected_positives)
         super().__init__(
             q2=q2,
             q3=q3,
@@ -229,12 +235,6 @@ class GPRLoss(GRLoss):
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        checked = check_settings(
-            self,
-            rho=rho,
-            lam=lam,
-            reg=reg,
-            expected_positives=expected_positives)
         self.rho = checked.rho
         self.lam = checked.lam
         self.reg = checked.reg

@@ -235,10 +235,6 @@ class GRLoss(TrainingProgress, PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
         checked = check_settings(
             self,
             q2=q2,
@@ -249,6 +245,10 @@ class GRLoss(TrainingProgress, PartialLabelLoss):
             schedule=schedule,
             max_epochs=max_epochs,
             q1=q1)
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
         self.q2 = checked.q2
         self.q3 = checked.q3
         self.beta = checked.beta

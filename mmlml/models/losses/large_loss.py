@@ -309,11 +309,11 @@ class LargeLoss(TrainingProgress, PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
+        checked = check_settings(self, mode=mode, delta_rel=delta_rel)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        checked = check_settings(self, mode=mode, delta_rel=delta_rel)
         self.mode = checked.mode
         self.delta_rel = checked.delta_rel
         if self.mode == 'permanent':

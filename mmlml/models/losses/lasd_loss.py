@@ -219,10 +219,6 @@ class LASDLoss(PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
         checked = check_settings(
             self,
             lambda_pos=lambda_pos,
@@ -232,6 +228,10 @@ class LASDLoss(PartialLabelLoss):
             gamma_pos=gamma_pos,
             gamma_neg=gamma_neg,
             observed_negative_weight=observed_negative_weight)
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
         self.lambda_pos = checked.lambda_pos
         self.lambda_neg = checked.lambda_neg
         self.expected_positives = checked.expected_positives

@@ -195,12 +195,12 @@ class OPMLLoss(PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
+        checked = check_settings(
+            self, a=a, b=b, pos_margin=pos_margin, neg_margin=neg_margin)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        checked = check_settings(
-            self, a=a, b=b, pos_margin=pos_margin, neg_margin=neg_margin)
         self.a = checked.a
         self.b = checked.b
         self.pos_margin = checked.pos_margin

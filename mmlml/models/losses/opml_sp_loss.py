@@ -186,6 +186,7 @@ class OPMLSPLoss(OPMLLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
+        checked = check_settings(self, rho=rho)
         super().__init__(
             a=a,
             b=b,
@@ -194,7 +195,6 @@ class OPMLSPLoss(OPMLLoss):
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        checked = check_settings(self, rho=rho)
         self.rho = checked.rho
 
     def loss_kwargs(self, cls_score: Tensor) -> Dict:

@@ -55,11 +55,11 @@ class PartialFocalLoss(PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
+        checked = check_settings(self, gamma=gamma, alpha=alpha)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        checked = check_settings(self, gamma=gamma, alpha=alpha)
         self.gamma = checked.gamma
         self.alpha = checked.alpha
 

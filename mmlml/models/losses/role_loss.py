@@ -5,10 +5,9 @@ import torch
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import (REQUIRED, check_settings,
-                                         hyperparameters_of)
-from .base import PartialLabelLoss, partial_label_loss
-from .epr_loss import epr_loss, expected_positive_penalty
+from mmlml.utils.hyperparameters import hyperparameters_of
+from .base import partial_label_loss
+from .epr_loss import EPRLoss, epr_loss, expected_positive_penalty
 from .utils import (by_state, check_state_tensor, focal_negative,
                     focal_positive, soft_bce)
 
@@ -59,7 +58,7 @@ def _role_half(logits: Tensor, target: Tensor, other: Tensor) -> Tensor:
 
 
 @MODELS.register_module()
-class ROLELoss(PartialLabelLoss):
+class ROLELoss(EPRLoss):
     r"""Regularized online label estimation (ROLE) of Cole et al.
     ("Multi-Label Learning from Single Positive Labels", CVPR 2021, Sec. 3).
 
@@ -120,7 +119,9 @@ class ROLELoss(PartialLabelLoss):
     Args:
         expected_positives (float): :math:`k`, the mean number of positives
             per image of the fully labelled training set (Cole et al.: 1.5
-            VOC, 2.9 COCO, 1.9 NUS-WIDE, 31.4 CUB). Required.
+            VOC, 2.9 COCO, 1.9 NUS-WIDE, 31.4 CUB). Required. ROLE adds
+            the label estimator to EPR's regulariser and keeps
+            :class:`~.epr_loss.EPRLoss`'s one setting and its constructor.
         reduction (str), loss_weight (float): See
             :class:`~.base.PartialLabelLoss`.
 
@@ -140,19 +141,6 @@ class ROLELoss(PartialLabelLoss):
     hyperparameters = hyperparameters_of(role_loss)
     state_inputs = ('label_estimates', )
     state_hook = 'LabelEstimatorHook'
-
-    def __init__(self,
-                 *,
-                 expected_positives: float = REQUIRED,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
-        checked = check_settings(self, expected_positives=expected_positives)
-        self.expected_positives = checked.expected_positives
 
     def check_state(self, state: Dict[str, Any]) -> None:
         """Refuse a call without the estimator's logits, saying how to set

@@ -210,10 +210,6 @@ class SPLCLoss(TrainingProgress, PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
         checked = check_settings(
             self,
             tau=tau,
@@ -225,6 +221,10 @@ class SPLCLoss(TrainingProgress, PartialLabelLoss):
             clip=clip,
             pseudo_margin=pseudo_margin,
             detach_focal_weight=detach_focal_weight)
+        super().__init__(
+            reduction=reduction,
+            loss_weight=loss_weight,
+            use_sigmoid=use_sigmoid)
         self.tau = checked.tau
         self.change_epoch = checked.change_epoch
         self.margin = checked.margin
