@@ -527,19 +527,15 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
             (osp.relpath(path, self.stamps_root), osp.getsize(path))
             for folders in self.categories.values() for folder in folders
             for path in glob.glob(osp.join(self.stamps_root, folder, '*.png')))
+        # The declared settings (``drawings`` through the categories).
+        settings = {
+            name: getattr(self, name)
+            for name in self.hyperparameters if name != 'drawings'
+        }
         return dict(
+            settings,
             generator=f'{type(self).__name__}/{GENERATOR_VERSION}',
-            split=self.split,
-            num_samples=self.num_samples,
-            img_size=self.img_size,
-            seed=self.seed,
-            object_counts=self.object_counts,
-            object_size=self.object_size,
-            max_overlap=self.max_overlap,
-            disjoint_photos=self.disjoint_photos,
             categories=self.categories,
-            val_frac=self.val_frac,
-            split_seed=self.split_seed,
             photographs=hashlib.sha256(repr(files).encode()).hexdigest(),
             backgrounds=SKIMAGE_BACKGROUNDS + SKLEARN_BACKGROUNDS)
 
