@@ -207,16 +207,25 @@ class Real(Hyperparameter):
 
 
 class Integer(Hyperparameter):
-    """An integer (Python or numpy, not bool) of at least ``low``."""
+    """An integer (Python or numpy, not bool) of at least ``low`` and, if
+    ``high`` is given, at most ``high``."""
 
-    def __init__(self, default: Any = REQUIRED, *, low: int = 0, **kwargs):
+    def __init__(self,
+                 default: Any = REQUIRED,
+                 *,
+                 low: int = 0,
+                 high: float = math.inf,
+                 **kwargs):
         super().__init__(default, **kwargs)
         self.low = low
+        self.high = high
 
     def check(self, name: str, value: Any) -> int:
         if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
-                or value < self.low):
-            raise ValueError(f'{name} must be an integer >= {self.low}, got '
+                or not self.low <= value <= self.high):
+            bound = (f'>= {self.low}' if math.isinf(self.high) else
+                     f'in [{self.low}, {self.high}]')
+            raise ValueError(f'{name} must be an integer {bound}, got '
                              f'{value!r}')
         return int(value)
 

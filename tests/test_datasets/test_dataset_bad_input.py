@@ -286,7 +286,7 @@ DATASET_CASES = [
         r'of length 3', 'CustomMultiLabelDataset'),
     # SyntheticShapes arguments.
     case('synthetic-seed-bad', lambda t: shapes(seed=None), ValueError,
-         r'seed must be an integer >= 0, got None', 'None'),
+         r'seed is required: every process must draw the same images', 'None'),
     case('synthetic-seed-bad', lambda t: shapes(seed=1.5), ValueError,
          r'seed must be an integer >= 0, got 1\.5', 1.5),
     case('synthetic-seed-bad', lambda t: shapes(seed=-1), ValueError,
@@ -308,8 +308,15 @@ DATASET_CASES = [
     case('synthetic-out-of-range', lambda t: shapes(num_classes=65),
          ValueError, r'`num_classes` must be an integer in \[2, 64\]',
          'num_classes'),
-    case('synthetic-out-of-range', lambda t: shapes(img_size=6), ValueError,
-         r'img_size must be an integer >= 8', 'img_size'),
+    case(
+        'synthetic-out-of-range', lambda t: shapes(img_size=6), ValueError,
+        r'SyntheticShapes: img_size must be an integer >= 4 \* grid_size '
+        r'.*got img_size=6 with grid_size=2', 'img_size'),
+    case('synthetic-out-of-range', lambda t: shapes(img_size=3), ValueError,
+         r'img_size must be an integer >= 4, got 3', 'img_size=3'),
+    case('synthetic-out-of-range', lambda t: shapes(source_for=4), ValueError,
+         r'source_for must be None or an int in \[2, num_classes=4\), got 4',
+         'source_for'),
     case('synthetic-integer-as-float', lambda t: shapes(num_samples=12.0),
          ValueError, r'num_samples must be an integer >= 1.*12\.0'),
     case('synthetic-split-unknown', lambda t: shapes(split='val'), ValueError,

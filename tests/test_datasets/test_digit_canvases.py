@@ -191,6 +191,33 @@ def test_invalid_arguments(kwargs):
         DigitCanvases(**dict(dict(num_samples=4), **kwargs))
 
 
+@pytest.mark.parametrize(
+    'kwargs, match',
+    [
+        (dict(max_digits=7),
+         r'^max_digits must be an integer in \[1, 6\], got 7'),
+        (dict(max_digits=0),
+         r'^max_digits must be an integer in \[1, 6\], got 0'),
+        (dict(digit_size=(0.5, 0.3)),
+         r'^DigitCanvases: digit_size must be \(smallest, largest\) with 0 < '
+         r'smallest <= largest <= 1, got \(0\.5, 0\.3\)'),
+        (dict(digit_size=0.4), r'^digit_size must be \(smallest, largest\)'),
+        (dict(val_frac=1.5), r'^val_frac must lie in \[0, 1\], got 1\.5'),
+        # The wrapper's seeds: never None, below 2**32.
+        (dict(split_seed=None), r'^split_seed is required: the partial labels'
+         ),
+        (dict(split_seed=2**32),
+         r'^DigitCanvases: split_seed must be an integer < 2\*\*32'),
+        (dict(seed=None), r'^seed is required: every process must draw'),
+        (dict(split='val'),
+         r"^`split` must be one of \('train', 'test'\), but got 'val'\.$"),
+    ])
+def test_invalid_arguments_say_what(kwargs, match):
+    """The declarations' errors name the setting and the valid values."""
+    with pytest.raises(ValueError, match=match):
+        DigitCanvases(**dict(dict(num_samples=4), **kwargs))
+
+
 def test_rejects_file_arguments():
     with pytest.raises(TypeError, match='ann_file'):
         DigitCanvases(num_samples=4, ann_file='a.json')

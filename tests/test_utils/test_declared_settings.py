@@ -321,3 +321,17 @@ def test_pruning_hook_settings_refused_when_built(kwargs, match):
         trial_id=0)
     with pytest.raises((ValueError, TypeError), match=match):
         HOOKS.build({**cfg, **kwargs})
+
+
+def test_integer_high_bounds_the_value():
+    """An upper bound turns the error into the interval."""
+    spec = Integer(4, low=1, high=6)
+    assert spec.validate('max_digits', np.int64(6)) == 6
+    for bad in (0, 7, 6.0, True):
+        with pytest.raises(
+                ValueError,
+                match=r'^max_digits must be an integer in '
+                r'\[1, 6\], got '):
+            spec.validate('max_digits', bad)
+    with pytest.raises(ValueError, match=r'^n must be an integer >= 1, got 0'):
+        Integer(low=1).validate('n', 0)

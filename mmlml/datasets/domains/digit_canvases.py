@@ -14,10 +14,12 @@ import cv2
 import numpy as np
 
 from mmlml.registry import DATASETS
-from mmlml.utils.hyperparameters import Integer, check_hparam
-from ..partial.protocol import VAL_FRAC, check_seed
+from mmlml.utils.hyperparameters import (Choice, Integer, Real, RealTuple,
+                                         Rule, check_settings)
+from ..partial.protocol import SEED, SPLIT_SEED_BOUND, VAL_FRAC
 from .canvases import Box, CanvasPools, free_box
-from .generated_multi_label_dataset import GeneratedMultiLabelDataset
+from .generated_multi_label_dataset import (IMAGE_SEED,
+                                            GeneratedMultiLabelDataset)
 
 __all__ = ['DigitCanvases']
 
@@ -35,9 +37,6 @@ _PLACEMENT_TRIES = 30
 # Width of a digit, as a fraction of its height (handwritten digits are
 # taller than wide; the scans are normalised to squares).
 _ASPECT = (0.6, 0.85)
-# The defaults of PartialLabelDataset's train/validation split.
-DEFAULT_VAL_FRAC = 0.2
-DEFAULT_SPLIT_SEED = 1200
 
 
 @functools.lru_cache(maxsize=1)
@@ -178,6 +177,31 @@ class DigitCanvases(CanvasPools, GeneratedMultiLabelDataset):
 
     CLASSES = tuple(str(digit) for digit in range(NUM_CLASSES))
 
+    hyperparameters = dict(
+        split=Choice(
+            'train',
+            options=tuple(_SPLIT_STREAMS),
+            message=f'`split` must be one of {tuple(_SPLIT_STREAMS)}, but '
+            'got {value!r}.'),
+        num_samples=Integer(1250, low=1),
+        img_size=Integer(40, low=16),
+        seed=IMAGE_SEED,
+        max_digits=Integer(4, low=1, high=6),
+        digit_size=RealTuple((0.4, 0.6), names=('smallest', 'largest')),
+        max_overlap=Real(0.25, low=0, high=1),
+        noise_std=Real(6., low=0),
+        # The wrapper's declarations, so that the two agree on what a
+        # valid split is.
+        val_frac=VAL_FRAC,
+        split_seed=SEED)
+    rules = (
+        Rule(
+            lambda digit_size: 0 < digit_size[0] <= digit_size[1] <= 1,
+            '{owner}: digit_size must be (smallest, largest) with 0 < '
+            'smallest <= largest <= 1, got {digit_size}'),
+        SPLIT_SEED_BOUND,
+    )
+
     def __init__(self,
                  split: str = 'train',
                  num_samples: int = 1250,
@@ -187,33 +211,22 @@ class DigitCanvases(CanvasPools, GeneratedMultiLabelDataset):
                  digit_size: Sequence[float] = (0.4, 0.6),
                  max_overlap: float = 0.25,
                  noise_std: float = 6.,
-                 val_frac: float = DEFAULT_VAL_FRAC,
-                 split_seed: int = DEFAULT_SPLIT_SEED,
+                 val_frac: float = 0.2,
+                 split_seed: int = 1200,
                  metainfo: Optional[dict] = None,
                  **kwargs):
-        if split not in _SPLIT_STREAMS:
-            raise ValueError(f'`split` must be one of '
-                             f'{tuple(_SPLIT_STREAMS)}, but got {split!r}.')
-        num_samples = Integer(low=1).check('num_samples', num_samples)
-        img_size = Integer(low=16).check('img_size', img_size)
-        seed = Integer().check('seed', seed)
-        max_digits = Integer(low=1).check('max_digits', max_digits)
-        if max_digits > 6:
-            raise ValueError('max_digits must be an integer in [1, 6], got '
-                             f'{max_digits!r}')
-        if (isinstance(digit_size,
-                       (str, bytes)) or not isinstance(digit_size, Sequence)
-                or len(digit_size) != 2):
-            raise ValueError('digit_size must be a pair (smallest, largest) '
-                             f'of fractions in (0, 1], got {digit_size!r}')
-        low = check_hparam('digit_size[0]', digit_size[0], 0, 1, low_open=True)
-        high = check_hparam('digit_size[1]', digit_size[1], low, 1)
-        max_overlap = check_hparam('max_overlap', max_overlap, 0, 1)
-        noise_std = check_hparam('noise_std', noise_std, low=0)
-        # The declarations of PartialLabelDataset's split, so the two agree
-        # on what a valid split is.
-        val_frac = VAL_FRAC.validate('val_frac', val_frac)
-        split_seed = check_seed(split_seed, 'split_seed')
+        checked = check_settings(
+            self,
+            split=split,
+            num_samples=num_samples,
+            img_size=img_size,
+            seed=seed,
+            max_digits=max_digits,
+            digit_size=digit_size,
+            max_overlap=max_overlap,
+            noise_std=noise_std,
+            val_frac=val_frac,
+            split_seed=split_seed)
         for key in ('ann_file', 'data_root'):
             if key in kwargs:
                 raise TypeError(f'{type(self).__name__} reads no files: '
@@ -228,16 +241,16 @@ class DigitCanvases(CanvasPools, GeneratedMultiLabelDataset):
                 '`metainfo`.')
         metainfo['classes'] = self.CLASSES
 
-        self.split = split
-        self.num_samples = num_samples
-        self.img_size = img_size
-        self.seed = seed
-        self.max_digits = max_digits
-        self.digit_size = (low, high)
-        self.max_overlap = max_overlap
-        self.noise_std = noise_std
-        self.val_frac = val_frac
-        self.split_seed = split_seed
+        self.split = checked.split
+        self.num_samples = checked.num_samples
+        self.img_size = checked.img_size
+        self.seed = checked.seed
+        self.max_digits = checked.max_digits
+        self.digit_size = checked.digit_size
+        self.max_overlap = checked.max_overlap
+        self.noise_std = checked.noise_std
+        self.val_frac = checked.val_frac
+        self.split_seed = checked.split_seed
         self._label_matrix = None
         super().__init__(ann_file='', metainfo=metainfo, **kwargs)
 

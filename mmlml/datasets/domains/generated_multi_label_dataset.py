@@ -7,9 +7,17 @@ from typing import List, Sequence, Tuple, Union
 import numpy as np
 from mmpretrain.datasets import MultiLabelDataset
 
+from mmlml.utils.hyperparameters import Integer
 from ..checks import check_index
 
-__all__ = ['GeneratedMultiLabelDataset']
+__all__ = ['GeneratedMultiLabelDataset', 'IMAGE_SEED']
+
+#: The ``seed`` setting of the generated datasets: never None, which would
+#: draw other images in every process.
+IMAGE_SEED = Integer(
+    0,
+    hint='every process must draw the same images, so they need a fixed '
+    'seed, a non-negative integer')
 
 
 class GeneratedMultiLabelDataset(MultiLabelDataset):

@@ -25,10 +25,11 @@ from mmlml.registry import DATASETS
 from mmlml.utils.hyperparameters import (Choice, Flag, Integer, Real,
                                          RealSequence, RealTuple, Rule,
                                          check_settings)
-from ..partial.protocol import SEED, VAL_FRAC
+from ..partial.protocol import SEED, SPLIT_SEED_BOUND, VAL_FRAC
 from .canvases import CanvasPools, free_box
 from .feature_maps import cached_feature_maps, check_features
-from .generated_multi_label_dataset import GeneratedMultiLabelDataset
+from .generated_multi_label_dataset import (IMAGE_SEED,
+                                            GeneratedMultiLabelDataset)
 
 __all__ = [
     'PhotoCanvases', 'PHOTO_CATEGORIES', 'DRAWN_CATEGORIES', 'STAMP_FOLDERS',
@@ -327,7 +328,7 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
         split=Choice('train', options=tuple(_SPLIT_STREAMS)),
         num_samples=Integer(1000, low=1),
         img_size=Integer(224, low=32),
-        seed=Integer(0),
+        seed=IMAGE_SEED,
         object_counts=RealSequence((0.4, 0.4, 0.2), low=0),
         object_size=RealTuple((0.5, 0.8), names=('smallest', 'largest')),
         max_overlap=Real(0.5, low=0, high=1),
@@ -350,6 +351,7 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
                 PHOTO_CATEGORIES) + (len(DRAWN_CATEGORIES) if drawings else 0),
             '{owner}: object_counts {object_counts} allows more objects of '
             'distinct classes than there are classes'),
+        SPLIT_SEED_BOUND,
     )
 
     def __init__(self,

@@ -5,14 +5,15 @@ drawn from a seeded generator when the dataset is built, so a first training
 run works on any machine within minutes.
 """
 import math
-import numbers
 from typing import List, Optional, Tuple
 
 import numpy as np
 
 from mmlml.registry import DATASETS
-from mmlml.utils.hyperparameters import Integer, check_hparam
-from .generated_multi_label_dataset import GeneratedMultiLabelDataset
+from mmlml.utils.hyperparameters import (Choice, Integer, Real, Rule,
+                                         check_settings)
+from .generated_multi_label_dataset import (IMAGE_SEED,
+                                            GeneratedMultiLabelDataset)
 
 __all__ = ['SyntheticShapes']
 
@@ -195,6 +196,47 @@ class SyntheticShapes(GeneratedMultiLabelDataset):
     NUM_SCENES = 4
     NUM_SHARED = 2
 
+    hyperparameters = dict(
+        split=Choice(
+            'train',
+            options=tuple(_SPLIT_STREAMS),
+            message=f'`split` must be one of {tuple(_SPLIT_STREAMS)}, but '
+            'got {value!r}.'),
+        num_samples=Integer(5000, low=1),
+        num_classes=Integer(
+            20,
+            low=2,
+            high=MAX_CLASSES,
+            message=f'`num_classes` must be an integer in [2, {MAX_CLASSES}]'
+            ', but got {value!r}.'),
+        # At least 4 pixels per grid cell (a rule below, with grid_size).
+        img_size=Integer(32, low=4),
+        seed=IMAGE_SEED,
+        p_max=Real(0.6, low=0, high=1, low_open=True),
+        alpha=Real(0.9, low=0),
+        cooccurrence=Real(2.0, low=1, high=NUM_SCENES, high_open=True),
+        distractors=Real(0.3, low=0),
+        grid_size=Integer(3, low=1),
+        noise_std=Real(8., low=0),
+        colour_jitter=Real(12., low=0),
+        source_for=Integer(
+            None,
+            optional=True,
+            low=2,
+            message='{name} must be None or an int in [2, num_classes), '
+            'got {value!r}'))
+    rules = (
+        Rule(
+            lambda img_size, grid_size: img_size >= 4 * grid_size,
+            '{owner}: img_size must be an integer >= 4 * grid_size (4 '
+            'pixels per grid cell), got img_size={img_size} with '
+            'grid_size={grid_size}'),
+        Rule(
+            lambda source_for, num_classes: source_for is None or source_for <
+            num_classes, '{owner}: source_for must be None or an int in [2, '
+            'num_classes={num_classes}), got {source_for!r}'),
+    )
+
     def __init__(self,
                  split: str = 'train',
                  num_samples: int = 5000,
@@ -211,54 +253,50 @@ class SyntheticShapes(GeneratedMultiLabelDataset):
                  source_for: Optional[int] = None,
                  metainfo: Optional[dict] = None,
                  **kwargs):
-        if split not in _SPLIT_STREAMS:
-            raise ValueError(f'`split` must be one of '
-                             f'{tuple(_SPLIT_STREAMS)}, but got {split!r}.')
+        checked = check_settings(
+            self,
+            split=split,
+            num_samples=num_samples,
+            num_classes=num_classes,
+            img_size=img_size,
+            seed=seed,
+            p_max=p_max,
+            alpha=alpha,
+            cooccurrence=cooccurrence,
+            distractors=distractors,
+            grid_size=grid_size,
+            noise_std=noise_std,
+            colour_jitter=colour_jitter,
+            source_for=source_for)
         for key in ('ann_file', 'data_root'):
             if key in kwargs:
                 raise TypeError(f'{type(self).__name__} reads no files: '
                                 f'unexpected argument {key!r}')
-        self.split = split
-        self.num_samples = Integer(low=1).check('num_samples', num_samples)
-        self.num_classes = num_classes = Integer(low=2).check(
-            'num_classes', num_classes)
-        if num_classes > MAX_CLASSES:
-            raise ValueError(f'`num_classes` must be an integer in '
-                             f'[2, {MAX_CLASSES}], but got {num_classes!r}.')
-        self.grid_size = Integer(low=1).check('grid_size', grid_size)
-        self.img_size = Integer(low=4 * self.grid_size).check(
-            'img_size', img_size)
-        # SeedSequence takes any non-negative integer; None would draw
-        # other images in every process.
-        self.seed = Integer().check('seed', seed)
-        self.p_max = check_hparam('p_max', p_max, 0, 1, low_open=True)
-        self.alpha = check_hparam('alpha', alpha, low=0)
-        self.cooccurrence = check_hparam(
-            'cooccurrence', cooccurrence, 1, self.NUM_SCENES, high_open=True)
-        self.distractors = check_hparam('distractors', distractors, low=0)
-        self.noise_std = check_hparam('noise_std', noise_std, low=0)
-        self.colour_jitter = check_hparam(
-            'colour_jitter', colour_jitter, low=0)
+        self.split = checked.split
+        self.num_samples = checked.num_samples
+        self.num_classes = num_classes = checked.num_classes
+        self.img_size = checked.img_size
+        self.seed = checked.seed
+        self.p_max = checked.p_max
+        self.alpha = checked.alpha
+        self.cooccurrence = checked.cooccurrence
+        self.distractors = checked.distractors
+        self.grid_size = checked.grid_size
+        self.noise_std = checked.noise_std
+        self.colour_jitter = checked.colour_jitter
+        self.source_for = checked.source_for
         self._label_matrix = None
 
         self.class_pairs, self.clutter_pairs = self._design(num_classes)
         self.label_columns = np.arange(num_classes)
-        if source_for is not None:
-            if (isinstance(source_for, bool)
-                    or not isinstance(source_for, numbers.Integral)
-                    or not 2 <= source_for < num_classes):
-                raise ValueError('source_for must be None or an int in '
-                                 f'[2, num_classes={num_classes}), got '
-                                 f'{source_for!r}')
-            source_for = int(source_for)
+        if self.source_for is not None:
             # The pairs are laid out in growing squares, so a smaller
             # design is always part of a larger one.
-            target = self._design(source_for)[0]
+            target = self._design(self.source_for)[0]
             self.label_columns = np.asarray([
                 i for i, pair in enumerate(self.class_pairs)
                 if pair not in target
             ])
-        self.source_for = source_for
         classes = tuple(
             f'{COLOURS[c][0]} {SHAPES[s]}'
             for s, c in np.asarray(self.class_pairs)[self.label_columns])

@@ -26,7 +26,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
-from mmlml.utils.hyperparameters import (Choice, Integer, Real,
+from mmlml.utils.hyperparameters import (Choice, Integer, Real, Rule,
                                          check_hyperparameters)
 from ..label_states import EVAL_UNKNOWN
 from .draws import (check_binary_matrix, draw_kept_positives,
@@ -34,8 +34,8 @@ from .draws import (check_binary_matrix, draw_kept_positives,
 
 __all__ = [
     'MODES', 'GENERATED_MODES', 'SPLITS', 'VAL_LABELS', 'SEED', 'VAL_FRAC',
-    'check_seed', 'PartialLabelProtocol', 'SampleSplit', 'make_partial_labels',
-    'num_kept_positives', 'split_train_val'
+    'SPLIT_SEED_BOUND', 'check_seed', 'PartialLabelProtocol', 'SampleSplit',
+    'make_partial_labels', 'num_kept_positives', 'split_train_val'
 ]
 
 #: The modes of the observed labels.
@@ -56,6 +56,13 @@ SEED = Integer(
     'need a fixed seed, an integer in [0, 2**32)')
 #: The fraction of samples in the validation split.
 VAL_FRAC = Real(0.2, low=0, high=1)
+#: The bound that :func:`check_seed` adds to :data:`SEED`, as a rule of a
+#: class that declares the wrapper's ``split_seed=SEED`` (the canvas
+#: datasets), so that it refuses the split seeds the wrapper refuses.
+SPLIT_SEED_BOUND = Rule(
+    lambda split_seed: split_seed < 2**32,
+    '{owner}: split_seed must be an integer < 2**32, got {split_seed} (' +
+    SEED.hint + ')')
 
 _PROTOCOL = dict(
     mode=Choice('single_positive', options=MODES),
