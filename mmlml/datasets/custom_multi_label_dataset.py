@@ -11,6 +11,7 @@ from mmengine.logging import print_log
 from mmpretrain.datasets import MultiLabelDataset
 
 from mmlml.registry import DATASETS
+from mmlml.utils.hyperparameters import Choice, check_settings
 from .checks import check_index
 from .file_utils import load_annotation, quote
 from .label_lists import (LabelLists, compact_indices, row_pointers,
@@ -109,11 +110,17 @@ class CustomMultiLabelDataset(MultiLabelDataset):
             raise TypeError(f'{cls.__name__} sets `unlisted` itself '
                             f'({reason}); do not pass it.')
 
+    #: The setting this class adds to ``MultiLabelDataset``'s (the
+    #: benchmark subclasses take it from here).
+    hyperparameters = dict(
+        unlisted=Choice(
+            'negative',
+            options=UNLISTED,
+            message=f'`unlisted` must be one of {UNLISTED}, but got '
+            '{value!r}.'))
+
     def __init__(self, *args, unlisted: str = 'negative', **kwargs):
-        if unlisted not in UNLISTED:
-            raise ValueError(f'`unlisted` must be one of {UNLISTED}, but got '
-                             f'{unlisted!r}.')
-        self.unlisted = unlisted
+        self.unlisted = check_settings(self, unlisted=unlisted).unlisted
         self._warned_direct_training = False
         self._statistics: Optional[Dict[str, Union[int, float]]] = None
         # The label lists of the samples, for get_label_matrices.

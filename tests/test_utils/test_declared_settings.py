@@ -335,3 +335,20 @@ def test_integer_high_bounds_the_value():
             spec.validate('max_digits', bad)
     with pytest.raises(ValueError, match=r'^n must be an integer >= 1, got 0'):
         Integer(low=1).validate('n', 0)
+
+
+@pytest.mark.parametrize('name', [
+    'SyntheticShapes', 'DigitCanvases', 'PhotoCanvases',
+    'CustomMultiLabelDataset', 'VOCMultiLabel'
+])
+def test_dataset_signature_defaults_are_the_declaration(name):
+    """The datasets that declare their settings (besides MMEngine's
+    arguments, which they pass on) take them with the declared defaults."""
+    import mmlml.datasets
+    cls = getattr(mmlml.datasets, name)
+    params = inspect.signature(cls.__init__).parameters
+    for setting, spec in cls.hyperparameters.items():
+        if setting in params:
+            assert params[setting].default == spec.default, (name, setting)
+        else:  # a subclass passes it on through **kwargs
+            assert any(p.kind is p.VAR_KEYWORD for p in params.values())
