@@ -277,12 +277,12 @@ def run(args) -> dict:
         ledger = read_json(args.import_ledger,
                            'a ledger of the earlier tools/benchmark.py',
                            ('results', ))
+    inputs = [storage_path(args.storage), args.import_ledger] + args.configs
+    check_outputs(args, inputs)
     reports = [f'--{k}' for k in REPORTS if getattr(args, k)]
     if reports and not args.out:
         raise ValueError(f'{", ".join(reports)} are written from the record '
                          'of the sweep: give --out too')
-    inputs = [storage_path(args.storage), args.import_ledger] + args.configs
-    check_outputs(args, inputs)
     sweep = Sweep(args.storage, args.study, must_exist=args.join)
     if not args.join:
         wanted = definition(args, ledger)
