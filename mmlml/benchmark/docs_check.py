@@ -21,16 +21,22 @@ __all__ = ['COMPARISONS', 'comparison_markdown', 'check_docs']
 
 #: Cross-domain comparisons: the markdown, the records it compares, the
 #: setting and mode (``tools/analysis/compare_benchmarks.py``).
-COMPARISONS = ({
-    'markdown':
-    'docs/benchmark_domains.md',
-    'benchmarks':
-    ['docs/benchmark_synthetic.json', 'docs/benchmark_digits.json'],
-    'setting':
-    'single_positive',
-    'mode':
-    'finetune',
-}, )
+COMPARISONS = (
+    {
+        'markdown': 'docs/benchmark_domains.md',
+        'benchmarks':
+        ['docs/benchmark_synthetic.json', 'docs/benchmark_digits.json'],
+        'setting': 'single_positive',
+        'mode': 'finetune',
+    },
+    {
+        'markdown': 'docs/benchmark_domains_photo.md',
+        'benchmarks':
+        ['docs/benchmark_synthetic.json', 'docs/benchmark_photo.json'],
+        'setting': 'single_positive',
+        'mode': ['finetune', 'linear'],
+    },
+)
 
 
 def comparison_markdown(paths: List[str],
