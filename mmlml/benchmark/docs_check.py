@@ -23,17 +23,22 @@ __all__ = ['COMPARISONS', 'comparison_markdown', 'check_docs']
 #: setting and mode (``tools/analysis/compare_benchmarks.py``).
 COMPARISONS = (
     {
-        'markdown': 'docs/benchmark_domains.md',
+        'markdown':
+        'docs/benchmark_domains.md',
         'benchmarks':
         ['docs/benchmark_synthetic.json', 'docs/benchmark_digits.json'],
-        'setting': 'single_positive',
-        'mode': 'finetune',
+        'setting':
+        'single_positive',
+        'mode':
+        'finetune',
     },
     {
-        'markdown': 'docs/benchmark_domains_photo.md',
+        'markdown':
+        'docs/benchmark_domains_photo.md',
         'benchmarks':
         ['docs/benchmark_synthetic.json', 'docs/benchmark_photo.json'],
-        'setting': 'single_positive',
+        'setting':
+        'single_positive',
         'mode': ['finetune', 'linear'],
     },
 )
