@@ -41,6 +41,17 @@ COMPARISONS = (
         'single_positive',
         'mode': ['finetune', 'linear'],
     },
+    {
+        'markdown':
+        'docs/benchmark_domains_photo_finetune.md',
+        'benchmarks': [
+            'docs/benchmark_synthetic.json', 'docs/benchmark_photo.json',
+            'docs/benchmark_photo_finetune.json'
+        ],
+        'setting':
+        'single_positive',
+        'mode': ['finetune', 'linear', 'finetune'],
+    },
 )
 
 
