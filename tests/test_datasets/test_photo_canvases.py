@@ -194,3 +194,18 @@ def test_precomputed_features_is_the_identity_on_maps():
     assert backbone(x)[0] is x
     with pytest.raises(ValueError, match='cached features'):
         backbone(torch.randn(2, 3, 32, 32))
+
+
+def test_classes_are_its_own_and_no_files_are_read(stamps):
+    """The checks every generated domain shares
+    (``GeneratedMultiLabelDataset._generated_metainfo``)."""
+    with pytest.raises(ValueError, match=r"cannot rename them: got \['a'\]"):
+        PhotoCanvases(stamps_root=stamps, metainfo=dict(classes=['a']))
+    with pytest.raises(TypeError, match="reads no files.*'ann_file'"):
+        PhotoCanvases(stamps_root=stamps, ann_file='x.json')
+    same = PhotoCanvases(
+        stamps_root=stamps,
+        num_samples=2,
+        img_size=48,
+        metainfo=dict(classes=list(PHOTO_CATEGORIES), note='kept'))
+    assert same.metainfo['note'] == 'kept'

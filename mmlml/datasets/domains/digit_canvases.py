@@ -227,19 +227,8 @@ class DigitCanvases(CanvasPools, GeneratedMultiLabelDataset):
             noise_std=noise_std,
             val_frac=val_frac,
             split_seed=split_seed)
-        for key in ('ann_file', 'data_root'):
-            if key in kwargs:
-                raise TypeError(f'{type(self).__name__} reads no files: '
-                                f'unexpected argument {key!r}')
-        metainfo = dict(metainfo or {})
-        given = metainfo.pop('classes', None)
-        if given is not None and tuple(given) != self.CLASSES:
-            raise ValueError(
-                f"{type(self).__name__}'s classes are the digits "
-                f"{self.CLASSES!r}, so `metainfo['classes']` cannot rename "
-                f'them: got {tuple(given)!r}. Leave `classes` out of '
-                '`metainfo`.')
-        metainfo['classes'] = self.CLASSES
+        metainfo = self._generated_metainfo(metainfo, self.CLASSES,
+                                            'after the digits', kwargs)
 
         self.split = checked.split
         self.num_samples = checked.num_samples

@@ -1,8 +1,9 @@
 """The base of the datasets generated in memory from a seed
 (:class:`~mmlml.datasets.SyntheticShapes`,
-:class:`~mmlml.datasets.DigitCanvases`): their labels are known for every
+:class:`~mmlml.datasets.DigitCanvases`,
+:class:`~mmlml.datasets.PhotoCanvases`): their labels are known for every
 sample once the data is made, so they are kept as one matrix."""
-from typing import List, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from mmpretrain.datasets import MultiLabelDataset
@@ -18,6 +19,13 @@ IMAGE_SEED = Integer(
     0,
     hint='every process must draw the same images, so they need a fixed '
     'seed, a non-negative integer')
+
+
+def short_names(names: Sequence[str], limit: int = 4) -> str:
+    """The first ``limit`` of a sequence of class names, for messages."""
+    names = list(names)
+    more = f' ... ({len(names)} names)' if len(names) > limit else ''
+    return repr(names[:limit])[:-1] + (more + ']' if more else ']')
 
 
 class GeneratedMultiLabelDataset(MultiLabelDataset):
@@ -36,6 +44,30 @@ class GeneratedMultiLabelDataset(MultiLabelDataset):
     def num_label_columns(self) -> int:
         """The number of classes of the label matrix."""
         raise NotImplementedError
+
+    def _generated_metainfo(self, metainfo: Optional[dict],
+                            classes: Tuple[str, ...], named: str,
+                            kwargs: dict) -> dict:
+        """``metainfo`` with the dataset's own ``classes`` (a generated
+        dataset names its classes itself: ``named`` says how). Refuses a
+        ``classes`` entry that differs and the file arguments
+        (``ann_file``, ``data_root``) in ``kwargs``, which it reads no
+        file for."""
+        for key in ('ann_file', 'data_root'):
+            if key in kwargs:
+                raise TypeError(f'{type(self).__name__} reads no files: '
+                                f'unexpected argument {key!r}')
+        metainfo = dict(metainfo or {})
+        given = metainfo.pop('classes', None)
+        if given is not None and tuple(given) != tuple(classes):
+            raise ValueError(
+                f'{type(self).__name__} names its classes {named}, so '
+                "`metainfo['classes']` cannot rename them: got "
+                f'{short_names(given)} for the classes '
+                f'{short_names(classes)}. Leave `classes` out of '
+                '`metainfo`.')
+        metainfo['classes'] = tuple(classes)
+        return metainfo
 
     def full_init(self):
         """Generate the data (once) and cache the label matrix."""

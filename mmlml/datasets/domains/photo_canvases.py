@@ -401,18 +401,9 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
             self.categories.update(DRAWN_CATEGORIES)
         self.stamps_root = find_stamps_root(stamps_root)
         self.features = check_features(features)
-        for key in ('ann_file', 'data_root'):
-            if key in kwargs:
-                raise TypeError(f'{type(self).__name__} reads no annotation '
-                                f'files: unexpected argument {key!r}')
-        classes = tuple(self.categories)
-        metainfo = dict(metainfo or {})
-        given = metainfo.pop('classes', None)
-        if given is not None and tuple(given) != classes:
-            raise ValueError(
-                f"{type(self).__name__}'s classes are {classes!r}; "
-                '`metainfo` cannot rename them: leave `classes` out.')
-        metainfo['classes'] = classes
+        metainfo = self._generated_metainfo(metainfo, tuple(self.categories),
+                                            'after its photo categories',
+                                            kwargs)
         self._label_matrix = None
         super().__init__(ann_file='', metainfo=metainfo, **kwargs)
 

@@ -66,13 +66,6 @@ def _shape_mask(shape: str, size: int) -> np.ndarray:
     return mask
 
 
-def _short(names, limit: int = 4) -> str:
-    """The first ``limit`` of a sequence of class names, for messages."""
-    names = list(names)
-    more = f' ... ({len(names)} names)' if len(names) > limit else ''
-    return repr(names[:limit])[:-1] + (more + ']' if more else ']')
-
-
 def _pair_order(num_shapes: int, num_colours: int) -> List[Tuple[int, int]]:
     """(shape, colour) pairs in growing squares: the first ``k*k`` pairs use
     ``k`` shapes and ``k`` colours, the first ``k*(k+1)`` use ``k+1`` shapes
@@ -268,10 +261,6 @@ class SyntheticShapes(GeneratedMultiLabelDataset):
             noise_std=noise_std,
             colour_jitter=colour_jitter,
             source_for=source_for)
-        for key in ('ann_file', 'data_root'):
-            if key in kwargs:
-                raise TypeError(f'{type(self).__name__} reads no files: '
-                                f'unexpected argument {key!r}')
         self.split = checked.split
         self.num_samples = checked.num_samples
         self.num_classes = num_classes = checked.num_classes
@@ -300,17 +289,10 @@ class SyntheticShapes(GeneratedMultiLabelDataset):
         classes = tuple(
             f'{COLOURS[c][0]} {SHAPES[s]}'
             for s, c in np.asarray(self.class_pairs)[self.label_columns])
-        metainfo = dict(metainfo or {})
-        given = metainfo.pop('classes', None)
-        if given is not None and tuple(given) != classes:
-            raise ValueError(
-                f'{type(self).__name__} names its classes after the '
-                '(colour, shape) pair each one draws, so '
-                "`metainfo['classes']` cannot rename them: got "
-                f'{_short(given)} for the classes {_short(classes)}. Choose '
-                'the classes with `num_classes` (and `source_for`), or '
-                'leave `classes` out of `metainfo`.')
-        metainfo['classes'] = classes
+        metainfo = self._generated_metainfo(
+            metainfo, classes,
+            'after the (colour, shape) pair each one draws (choose them '
+            'with `num_classes` and `source_for`)', kwargs)
         super().__init__(ann_file='', metainfo=metainfo, **kwargs)
 
     @staticmethod
