@@ -34,7 +34,6 @@ Settings: ``single_positive`` (one positive per image, Cole et al.);
 ``n`` positives). Modes: ``finetune`` (end to end); ``linear`` (the
 pretrained backbone frozen, the head trained at ``--linear-lr``).
 """
-import argparse
 import os
 import os.path as osp
 import shlex
@@ -53,7 +52,7 @@ from mmlml.benchmark.record import (definition_from_ledger, export,
 from mmlml.benchmark.report import report_args, write_reports
 from mmlml.benchmark.settings import IMPOSED_SETTINGS, MODES
 from mmlml.benchmark.sweep import Sweep, repo_path
-from mmlml.cli import check_output
+from mmlml.cli import check_output, tool_parser
 from mmlml.utils.optuna_storage import storage_path
 
 TOOLS = osp.dirname(osp.abspath(__file__))
@@ -62,7 +61,7 @@ REPORTS = ('markdown', 'claims', 'figure')
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = tool_parser(__doc__)
     parser.add_argument(
         'configs',
         nargs='*',

@@ -22,7 +22,6 @@ Progress: MMEngine's log prints a training line with the run's ETA at
 least four times an epoch, and before each run stderr says which run of
 how many is next, the time elapsed and the estimated time left.
 """
-import argparse
 import json
 import math
 import os.path as osp
@@ -38,7 +37,7 @@ from mmengine.runner import EpochBasedTrainLoop, Runner
 import mmlml  # noqa: F401
 from mmlml.benchmark.results import COLUMNS, aggregate, summarise
 from mmlml.cli import (add_cfg_options_argument, add_force_argument,
-                       add_launcher_arguments, check_output)
+                       add_launcher_arguments, check_output, tool_parser)
 from mmlml.datasets.checks import check_config_annotation_files
 from mmlml.utils.progress_line import ProgressLine
 
@@ -168,7 +167,7 @@ def format_table(results: dict, baseline=None, failed=None) -> str:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = tool_parser(__doc__)
     parser.add_argument('configs', nargs='+', help='config files')
     parser.add_argument(
         '--seeds',

@@ -1,22 +1,4 @@
 #!/usr/bin/env bash
 # Multi-GPU (or multi-node) training: bash tools/dist_train.sh CONFIG GPUS [train.py args]
 # Environment: NNODES (1), NODE_RANK (0), PORT (29500), MASTER_ADDR (127.0.0.1).
-set -e
-CONFIG=$1
-GPUS=$2
-NNODES=${NNODES:-1}
-NODE_RANK=${NODE_RANK:-0}
-PORT=${PORT:-29500}
-MASTER_ADDR=${MASTER_ADDR:-"127.0.0.1"}
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-
-PYTHONPATH="$ROOT":$PYTHONPATH \
-python -m torch.distributed.run \
-    --nnodes=$NNODES \
-    --node_rank=$NODE_RANK \
-    --master_addr=$MASTER_ADDR \
-    --nproc_per_node=$GPUS \
-    --master_port=$PORT \
-    "$ROOT/tools/train.py" \
-    "$CONFIG" \
-    --launcher pytorch "${@:3}"
+exec bash "$(dirname "$0")/dist_run.sh" "$2" train.py "$1" --launcher pytorch "${@:3}"

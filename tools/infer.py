@@ -31,7 +31,6 @@ test dataset (built with ``lazy_init=True``, so no annotation is read), else
 Images of different sizes are batched separately (they are never padded),
 so a prediction does not depend on the other images of a run.
 """
-import argparse
 import csv
 import json
 import os
@@ -52,7 +51,7 @@ from mmpretrain.structures import DataSample
 import mmlml  # noqa: F401  (registers modules, applies fixes)
 from mmlml.checkpoint_policy import check_checkpoint_exists
 from mmlml.cli import (add_cfg_options_argument, add_force_argument,
-                       add_model_arguments, check_output)
+                       add_model_arguments, check_output, tool_parser)
 from mmlml.registry import DATASETS, MODELS, TRANSFORMS
 from mmlml.utils.progress_line import ProgressLine
 
@@ -66,9 +65,7 @@ class InputError(ValueError):
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(
-        description='Predict the labels of images with a multi-label '
-        'classifier')
+    parser = tool_parser(__doc__)
     add_model_arguments(parser)
     parser.add_argument(
         'inputs',

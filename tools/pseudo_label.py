@@ -40,7 +40,6 @@ the dataset keeps for diagnostics: their precision, and their recall of
 the positives missing from the observed labels. One process, on the GPU
 when there is one.
 """
-import argparse
 import os
 import os.path as osp
 
@@ -53,16 +52,14 @@ from mmengine.registry import init_default_scope
 import mmlml  # noqa: F401  (registers modules, applies fixes)
 from mmlml.apis import build_model, find_pipeline, predict_scores
 from mmlml.cli import (add_model_arguments, add_scoring_arguments,
-                       check_config_output, check_scoring_arguments)
+                       check_config_output, check_scoring_arguments,
+                       tool_parser)
 from mmlml.datasets import PartialLabelDataset, split_train_val
 from mmlml.registry import DATASETS
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(
-        description='Relabel the training set of a config with a trained '
-        'model: unannotated labels predicted above a threshold become '
-        'observed positives')
+    parser = tool_parser(__doc__)
     add_model_arguments(parser)
     parser.add_argument(
         '--out',

@@ -25,7 +25,6 @@ evaluates CONFIG's test split), and writes the best method's config with
 its chosen learning rate, epochs and key hyperparameter to ``--out``,
 ready for ``tools/train.py``.
 """
-import argparse
 import os.path as osp
 import shlex
 import sys
@@ -40,6 +39,7 @@ from mmlml.benchmark.method_selection import (MethodError, method_configs,
 from mmlml.benchmark.record import export
 from mmlml.benchmark.search import EPOCHS_KEY, LR_KEY
 from mmlml.benchmark.sweep import Sweep, SweepError, repo_path
+from mmlml.cli import tool_parser
 from mmlml.utils.optuna_storage import StorageError
 
 #: The setting of every run: the config's own labels.
@@ -47,8 +47,8 @@ SETTING, MODE = 'own', 'finetune'
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(
-        description=__doc__.split('\n\n')[0].replace('\n', ' '),
+    parser = tool_parser(
+        __doc__,
         epilog='Validation labels: with a PartialLabelDataset, '
         "val_labels='observed' validates on the observed (partial) labels "
         "of the validation split (the default 'full' needs its full labels).")

@@ -2,25 +2,5 @@
 # Training on a slurm cluster:
 #   GPUS=16 bash tools/slurm_train.sh PARTITION JOB_NAME CONFIG WORK_DIR [train.py args]
 # Environment: GPUS (8), GPUS_PER_NODE (8), CPUS_PER_TASK (5), SRUN_ARGS ('').
-set -x
-PARTITION=$1
-JOB_NAME=$2
-CONFIG=$3
-WORK_DIR=$4
-GPUS=${GPUS:-8}
-GPUS_PER_NODE=${GPUS_PER_NODE:-8}
-CPUS_PER_TASK=${CPUS_PER_TASK:-5}
-SRUN_ARGS=${SRUN_ARGS:-""}
-PY_ARGS=("${@:5}")
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-
-PYTHONPATH="$ROOT":$PYTHONPATH \
-srun -p ${PARTITION} \
-    --job-name=${JOB_NAME} \
-    --gres=gpu:${GPUS_PER_NODE} \
-    --ntasks=${GPUS} \
-    --ntasks-per-node=${GPUS_PER_NODE} \
-    --cpus-per-task=${CPUS_PER_TASK} \
-    --kill-on-bad-exit=1 \
-    ${SRUN_ARGS} \
-    python -u "$ROOT/tools/train.py" "${CONFIG}" --work-dir="${WORK_DIR}" --launcher="slurm" "${PY_ARGS[@]}"
+exec bash "$(dirname "$0")/slurm_run.sh" "$1" "$2" train.py "$3" \
+    --work-dir="$4" --launcher=slurm "${@:5}"

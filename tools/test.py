@@ -6,7 +6,6 @@ Same command line as MMPretrain's ``tools/test.py`` (without visualisation).
 hook that evaluates both models, ``--out`` holds the regular model's
 metrics too (``<metric>_origin``, as the log prints them).
 """
-import argparse
 import json
 import os.path as osp
 import re
@@ -22,12 +21,12 @@ from mmlml.checkpoint_policy import check_checkpoint_exists
 from mmlml.cli import (add_cfg_options_argument, add_checkpoint_argument,
                        add_force_argument, add_launcher_arguments,
                        check_output, end_distributed, set_local_rank,
-                       set_work_dir)
+                       set_work_dir, tool_parser)
 from mmlml.datasets.checks import check_config_annotation_files
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description='Test a classifier')
+    parser = tool_parser(__doc__)
     parser.add_argument('config', help='test config file path')
     add_checkpoint_argument(parser, 'the checkpoint to test')
     parser.add_argument('--work-dir', help='the dir to save logs and results')

@@ -19,7 +19,6 @@ and batches, warm-ups and the learning-rate schedule scaled to the run: see
 :func:`mmlml.smoke_config.smoke_config`); ``--cfg-options`` still override
 it.
 """
-import argparse
 
 import torch
 from mmengine.config import Config
@@ -27,7 +26,8 @@ from mmengine.runner import Runner
 
 import mmlml  # noqa: F401  (registers modules, applies fixes)
 from mmlml.cli import (add_cfg_options_argument, add_launcher_arguments,
-                       end_distributed, set_local_rank, set_work_dir)
+                       end_distributed, set_local_rank, set_work_dir,
+                       tool_parser)
 from mmlml.datasets.checks import check_config_annotation_files
 from mmlml.hooks import ResumeCheckHook, TrainingProgressHook
 from mmlml.hooks.default_hooks import disabled_default_hooks
@@ -36,7 +36,7 @@ from mmlml.smoke_config import smoke_config
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description='Train a classifier')
+    parser = tool_parser(__doc__)
     parser.add_argument('config', help='train config file path')
     parser.add_argument('--work-dir', help='the dir to save logs and models')
     parser.add_argument(

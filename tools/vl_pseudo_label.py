@@ -41,7 +41,6 @@ files, checkpoints...), even with ``--force``; the ``scores_file`` (or
 and may be replaced with ``--force``. Rank 0
 prints a progress line on stderr.
 """
-import argparse
 import json
 
 import numpy as np
@@ -55,7 +54,7 @@ import mmlml  # noqa: F401  (registers modules, applies fixes)
 from mmlml import pseudo_labellers
 from mmlml.cli import (add_launcher_arguments, add_scoring_arguments,
                        check_config_output, check_scoring_arguments,
-                       end_distributed)
+                       end_distributed, tool_parser)
 from mmlml.datasets import PartialLabelDataset, find_partial_label_dataset
 from mmlml.hooks.vl_pseudo_label_hook import scoring_pipeline
 from mmlml.registry import DATASETS, MODELS
@@ -64,10 +63,7 @@ TOOL = 'vl_pseudo_label.py'
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(
-        description='Score the training images of a config with a '
-        'pseudo-labeller (CLIP or a trained classifier) and save the scores '
-        'for VLPseudoLabelHook(scores_file=...)')
+    parser = tool_parser(__doc__)
     parser.add_argument(
         'config', help='the training config whose training images are scored')
     parser.add_argument(

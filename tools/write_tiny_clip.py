@@ -16,20 +16,19 @@ and ``labeller.py``, a config file whose ``labeller`` dict is the
 ``CLIPPseudoLabeller`` of the two (for ``--labeller``, or to paste into a
 ``VLPseudoLabelHook``). See :mod:`mmlml.pseudo_labellers.tiny_clip`.
 """
-import argparse
 import os
 import os.path as osp
 import pprint
 
 import mmlml  # noqa: F401  (registers modules, applies fixes)
-from mmlml.cli import add_force_argument, check_output
+from mmlml.cli import add_force_argument, check_output, tool_parser
 from mmlml.pseudo_labellers import tiny_clip
 
 LABELLER_NAME = 'labeller.py'
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = tool_parser(__doc__)
     parser.add_argument(
         'out_dir',
         help='folder to write tiny_clip.pth, text_embeddings.npy and '

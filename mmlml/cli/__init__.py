@@ -4,7 +4,9 @@ the output-file policy and ``--force`` (:mod:`.output_files`),
 ``--launcher`` and the clean end of a distributed run
 (:mod:`.distributed`), ``--rounds``, ``--warmup`` and ``--threads`` of
 the tools that time code (:mod:`.timing_options`), the checkpoint argument
-and the options of the tools that score a dataset (:mod:`.model_options`).
+and the options of the tools that score a dataset (:mod:`.model_options`),
+and the parser that takes its description from the tool's docstring
+(:mod:`.tool_parser`).
 Training code does not import it; the tools import the installed package
 (``pip install -e .``, as ``tools/setup_venv.sh`` does)."""
 from .config_options import add_cfg_options_argument, set_work_dir
@@ -16,6 +18,7 @@ from .model_options import (CHECKPOINT_SOURCES, add_checkpoint_argument,
 from .output_files import (add_force_argument, check_config_output,
                            check_output, config_input_files)
 from .timing_options import add_rounds_arguments, add_threads_argument
+from .tool_parser import tool_parser
 
 __all__ = [
     'add_cfg_options_argument', 'set_work_dir', 'LAUNCHERS',
@@ -23,5 +26,5 @@ __all__ = [
     'add_force_argument', 'check_output', 'config_input_files',
     'check_config_output', 'CHECKPOINT_SOURCES', 'add_checkpoint_argument',
     'add_model_arguments', 'add_scoring_arguments', 'check_scoring_arguments',
-    'add_rounds_arguments', 'add_threads_argument'
+    'add_rounds_arguments', 'add_threads_argument', 'tool_parser'
 ]

@@ -136,3 +136,19 @@ def test_threads_argument():
     cli.add_threads_argument(parser, default=None)
     assert parser.parse_args([]).threads is None
     assert parser.parse_args(['--threads', '4']).threads == 4
+
+
+def test_tool_parser_takes_the_docstring_head():
+    doc = """Plot the ``scores`` of
+    a run::
+
+        python tools/x.py RUN
+
+    More text.
+    """
+    parser = cli.tool_parser(doc, epilog='after')
+    assert parser.description == 'Plot the scores of a run.'
+    assert parser.epilog == 'after'
+    for missing in (None, '', '  \n'):
+        with pytest.raises(ValueError, match='needs a docstring'):
+            cli.tool_parser(missing)

@@ -223,7 +223,14 @@ def test_missing_and_malformed_files(coco):
             good,
             images=good['images'] +
             [dict(id=99, file_name=good['images'][0]['file_name'])]),
-         r'file .* is listed twice in `images` .* under the ids 9 and 99'),
+         r"image file_name '.*' is listed twice in `images` .* under the "
+         'ids 9 and 99'),
+        (dict(
+            good,
+            categories=good['categories'] +
+            [dict(id=50, name=good['categories'][0]['name'])]),
+         r'category name .* is listed twice in `categories` .* under the '
+         r'ids \d+ and 50'),
         (dict(good, images=good['images'] + [dict(id=8)]),
          r'Entry 6 of `images` .* `file_name`'),
         ({

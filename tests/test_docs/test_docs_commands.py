@@ -520,6 +520,20 @@ def check_python_tool(tool, args):
     return problems
 
 
+def script_text(tool):
+    """The text of a shell script of the repository, followed by that of
+    the scripts beside it that it runs (a wrapper's launcher), which read
+    the environment and name the tool for it."""
+    with open(osp.join(ROOT, tool)) as f:
+        text = f.read()
+    for name in sorted(set(re.findall(r'/(\w+\.sh)\b', text))):
+        called = osp.join(ROOT, osp.dirname(tool), name)
+        if osp.exists(called) and called != osp.join(ROOT, tool):
+            with open(called) as f:
+                text += f.read()
+    return text
+
+
 def check_command(env, tokens):
     """What is wrong with a command (an empty list if nothing)."""
     tool, args = resolve(tokens)
@@ -538,14 +552,13 @@ def check_command(env, tokens):
     if not osp.exists(osp.join(ROOT, tool)):
         return problems + [f'{tool} does not exist']
     if tool.endswith('.sh'):
-        with open(osp.join(ROOT, tool)) as f:
-            script = f.read()
+        script = script_text(tool)
         for name in env:
             if not re.search(r'\$\{?' + name + r'\b', script):
                 problems.append(f'{tool} does not read ${name}')
         if tool in WRAPPERS:
             python_tool, pass_on = WRAPPERS[tool]
-            if python_tool not in script:
+            if osp.basename(python_tool) not in script:
                 problems.append(f'{tool} does not run {python_tool}')
             if not osp.exists(osp.join(ROOT, python_tool)):
                 return problems + [f'{python_tool} does not exist']

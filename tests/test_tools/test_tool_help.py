@@ -1,6 +1,8 @@
 """Every command-line argument of every python tool in tools/ says what it
-is for in ``--help``."""
+is for in ``--help``, under the tool's description (its docstring's first
+paragraph)."""
 import argparse
+import ast
 import glob
 import importlib.util
 import os.path as osp
@@ -24,7 +26,7 @@ class _Parsed(Exception):
         self.parser = parser
 
 
-def tool_parser(path: str) -> argparse.ArgumentParser:
+def built_parser(path: str) -> argparse.ArgumentParser:
     """The ``ArgumentParser`` that the tool at ``path`` builds, caught when
     its ``parse_args`` (else its ``main``) parses the command line."""
     name = 'tool_help_' + path.replace('/', '_')[:-3]
@@ -60,7 +62,7 @@ def test_every_tool_is_listed():
 
 @pytest.mark.parametrize('path', TOOLS)
 def test_every_argument_has_help(path):
-    parser = tool_parser(path)
+    parser = built_parser(path)
     missing = [
         '/'.join(action.option_strings) or action.dest
         for action in parser._actions
@@ -69,3 +71,15 @@ def test_every_argument_has_help(path):
     ]
     assert not missing, f'{path}: arguments without help: {missing}'
     assert parser.format_help()  # every help string formats
+
+
+@pytest.mark.parametrize('path', TOOLS)
+def test_description_is_the_docstring(path):
+    """``--help`` begins with what the module docstring says first, so the
+    two cannot drift apart."""
+    with open(osp.join(ROOT, path)) as f:
+        doc = ast.get_docstring(ast.parse(f.read()), clean=False)
+    first = ' '.join(doc.strip().split('\n\n')[0].split())
+    description = built_parser(path).description
+    assert description and description.rstrip('.') == first.replace(
+        '``', '').rstrip(':.'), path

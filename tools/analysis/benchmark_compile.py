@@ -32,7 +32,6 @@ change between batches are symbolic, and of the last batch's size::
     python tools/analysis/benchmark_compile.py configs/demo/hill.py \\
         configs/demo/em_apl.py --rounds 30 --epochs 3
 """
-import argparse
 import os.path as osp
 import statistics
 import tempfile
@@ -41,7 +40,7 @@ import time
 import torch
 
 import mmlml  # noqa: F401  (registers modules, applies fixes)
-from mmlml.cli import add_rounds_arguments, add_threads_argument
+from mmlml.cli import add_rounds_arguments, add_threads_argument, tool_parser
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
@@ -172,7 +171,7 @@ def benchmark(config, args):
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = tool_parser(__doc__)
     parser.add_argument(
         'configs',
         nargs='*',

@@ -18,7 +18,6 @@ Per-sample state that a stateful loss reads from its head (pseudo-labels,
 the ROLE estimator's logits) is an example tensor of the batch; the
 estimator's logits take part in the backward pass as they do in training.
 """
-import argparse
 import statistics
 import time
 
@@ -26,7 +25,7 @@ import benchmark_losses
 import torch
 import torch.nn as nn
 
-from mmlml.cli import add_rounds_arguments, add_threads_argument
+from mmlml.cli import add_rounds_arguments, add_threads_argument, tool_parser
 from mmlml.models.losses import LOSS_CATALOG
 
 #: The reference every loss is compared with.
@@ -72,7 +71,7 @@ def build_losses(names, logits):
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = tool_parser(__doc__)
     parser.add_argument(
         '--losses',
         nargs='+',

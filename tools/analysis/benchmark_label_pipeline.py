@@ -25,7 +25,6 @@ it makes, or the input matrix for the check, which makes none).
     python tools/analysis/benchmark_label_pipeline.py --rows 82081 \\
         --classes 80 --positives 2.9          # COCO
 """
-import argparse
 import gc
 import logging
 import statistics
@@ -35,6 +34,7 @@ import tracemalloc
 import numpy as np
 from mmengine.logging import MMLogger
 
+from mmlml.cli import tool_parser
 from mmlml.datasets import (CustomMultiLabelDataset, PartialLabelDataset,
                             make_partial_labels, split_train_val)
 from mmlml.datasets.partial.draws import check_binary_matrix
@@ -125,7 +125,7 @@ def measure(run, repeats, trace):
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = tool_parser(__doc__)
     parser.add_argument(
         '--rows', type=int, default=1_743_042, help='samples N')
     parser.add_argument('--classes', type=int, default=567, help='classes C')

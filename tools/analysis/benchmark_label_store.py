@@ -7,7 +7,6 @@ training iteration.
     python tools/analysis/benchmark_label_store.py --num-samples 82081 \\
         --num-classes 80          # COCO
 """
-import argparse
 import io
 import os.path as osp
 import resource
@@ -18,6 +17,7 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
+from mmlml.cli import tool_parser
 from mmlml.hooks import APLHook
 from mmlml.structures import LabelStore
 
@@ -91,7 +91,7 @@ def demo_iteration_us(batch_size, repeats):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = tool_parser(__doc__)
     parser.add_argument(
         '--num-samples',
         type=int,

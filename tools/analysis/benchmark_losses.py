@@ -25,7 +25,6 @@ at the demo's logits shape; the share to aim for is under 5% eager::
     python tools/analysis/benchmark_losses.py --sections demo --no-compile
     python tools/analysis/benchmark_losses.py --device cuda --amp
 """
-import argparse
 import os.path as osp
 import statistics
 import time
@@ -33,7 +32,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from mmlml.cli import add_threads_argument
+from mmlml.cli import add_threads_argument, tool_parser
 from mmlml.models.losses import LOSS_CATALOG, example_state
 from mmlml.registry import MODELS
 
@@ -321,7 +320,7 @@ def time_demo_share(names, args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = tool_parser(__doc__)
     parser.add_argument(
         '--shape',
         nargs=2,

@@ -11,14 +11,13 @@ Each JSON is the ``--out`` of ``tools/benchmark.py``; its domain is
 the one its sweep records (``sweep.domain``; the demo's own,
 ``synthetic_shapes``, when none). Nothing is trained.
 """
-import argparse
 
 from mmlml.benchmark.docs_check import comparison_markdown
-from mmlml.cli import add_force_argument, check_output
+from mmlml.cli import add_force_argument, check_output, tool_parser
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = tool_parser(__doc__)
     parser.add_argument(
         'benchmarks',
         nargs='+',

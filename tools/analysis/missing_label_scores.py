@@ -57,7 +57,6 @@ Then it prints the summary of
 file with ``tools/analysis/plot_missing_label_figures.py``. One process,
 on the GPU when there is one.
 """
-import argparse
 import os
 import os.path as osp
 
@@ -71,7 +70,7 @@ import mmlml  # noqa: F401  (registers modules, applies fixes)
 from mmlml.analysis import missing_label_scores as mls
 from mmlml.apis import build_model, find_pipeline, predict_scores
 from mmlml.cli import (add_model_arguments, add_scoring_arguments,
-                       check_scoring_arguments)
+                       check_scoring_arguments, tool_parser)
 from mmlml.datasets import PartialLabelDataset, find_partial_label_dataset
 from mmlml.registry import DATASETS, HOOKS
 from mmlml.structures import LabelStore
@@ -81,10 +80,7 @@ SPLITS = {'train': None, 'val': 'val', 'all': None}
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(
-        description='Score the partially labelled training set of a config '
-        'with a trained checkpoint and save scores, observed and full '
-        'labels for the missing-label figures')
+    parser = tool_parser(__doc__)
     add_model_arguments(parser)
     parser.add_argument('--out', required=True, help='the .npz file to write')
     parser.add_argument(

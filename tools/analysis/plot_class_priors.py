@@ -25,7 +25,6 @@ per epoch, and that of :math:`\\rho_j` (over the classes estimated at the
 last epoch). The numbers are printed too
 (``--csv`` writes them per class and epoch).
 """
-import argparse
 import csv
 
 import numpy as np
@@ -33,15 +32,13 @@ from mmengine.config import Config
 from plot_missing_label_curves import find_scalars, read_scalars
 
 from mmlml.cli import (add_cfg_options_argument, add_force_argument,
-                       check_output)
+                       check_output, tool_parser)
 
 PREFIX = 'class_prior'
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(
-        description="Plot ClassPriorHook's estimated class priors against "
-        'the true priors of the training set')
+    parser = tool_parser(__doc__)
     parser.add_argument('config', help='the config of the training run')
     parser.add_argument(
         'run', help='the work directory of the run or its scalars.json')

@@ -36,7 +36,7 @@ from mmengine.config import Config
 
 from mmlml.analysis import loss_gradients as lg
 from mmlml.cli import (add_cfg_options_argument, add_force_argument,
-                       check_output)
+                       check_output, tool_parser)
 
 TARGET_TITLES = {
     'negative': 'Unannotated labels (target 0)',
@@ -63,9 +63,8 @@ def loss_arg(text):
 
 def parse_args(argv=None):
     """Parse the command line."""
-    parser = argparse.ArgumentParser(
-        description='Plot dL/dx, the gradient of a loss w.r.t. its logit, '
-        'against p = sigmoid(x).',
+    parser = tool_parser(
+        __doc__,
         epilog='dL/dx > 0 means that gradient descent lowers the logit.')
     parser.add_argument(
         '--losses',

@@ -28,22 +28,19 @@ the ``precision`` panel), ``score_pos``, ``score_neg``, ``auc_macro``; see
 the hook's docstring for their definitions. The scores are those of the
 training forward pass (augmented, model changing over the epoch).
 """
-import argparse
 import glob
 import json
 import os
 import os.path as osp
 
-from mmlml.cli import add_force_argument, check_output
+from mmlml.cli import add_force_argument, check_output, tool_parser
 
 METRICS = ('frac_missing', 'pos_rate', 'score_pos', 'score_neg', 'recall',
            'precision', 'auc', 'auc_macro')
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(
-        description='Plot the metrics of MissingLabelDiagnosticsHook '
-        'against the epoch, for one or several runs')
+    parser = tool_parser(__doc__)
     parser.add_argument(
         'runs',
         nargs='+',

@@ -36,7 +36,6 @@ It prints a table per run (group sizes, pooled and mean W1, PPV / NPV at
 the checkpoint held them, of the pseudo-labels of training; EM/APL Table
 4) and saves it as ``summary.json``.
 """
-import argparse
 import json
 import os
 import os.path as osp
@@ -45,7 +44,7 @@ import sys
 import numpy as np
 
 from mmlml.analysis import missing_label_scores as mls
-from mmlml.cli import add_force_argument, check_output
+from mmlml.cli import add_force_argument, check_output, tool_parser
 
 #: The files written into --out-dir.
 OUTPUT_FILES = ('histograms.png', 'wasserstein.png', 'wasserstein_scatter.png',
@@ -62,9 +61,7 @@ REQUIRED_KEYS = ('scores', 'observed', 'full')
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(
-        description='Plot the missing-label figures (score histograms, '
-        'Wasserstein distances, PPV / NPV) of scored runs')
+    parser = tool_parser(__doc__)
     parser.add_argument(
         'files',
         nargs='+',

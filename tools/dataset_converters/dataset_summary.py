@@ -8,21 +8,19 @@ The dataset of ``<split>_dataloader`` is built as training would build it.
 A ``PartialLabelDataset`` prints its label statistics (observed labels,
 images without positive) and then the summary of the dataset it wraps.
 """
-import argparse
 import sys
 
 from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
 import mmlml  # noqa: F401  (registers the datasets)
-from mmlml.cli import add_cfg_options_argument
+from mmlml.cli import add_cfg_options_argument, tool_parser
 from mmlml.datasets.summary import dataset_summary, format_summary
 from mmlml.registry import DATASETS
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(
-        description='Print the counts of a dataset and its missing images.')
+    parser = tool_parser(__doc__)
     parser.add_argument('config', help='the config file')
     parser.add_argument(
         '--split',

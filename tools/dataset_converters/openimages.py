@@ -29,13 +29,12 @@ classes, positives per image, negatives, unknown labels, images without
 positive, and the image files missing under ``<data-root>/<split>/`` with
 their paths (``--no-check-images`` skips that check).
 """
-import argparse
 import os
 import os.path as osp
 import sys
 import time
 
-from mmlml.cli import add_force_argument, check_output
+from mmlml.cli import add_force_argument, check_output, tool_parser
 from mmlml.datasets import OpenImagesMultiLabel
 from mmlml.datasets.benchmarks import openimages_files as files
 from mmlml.datasets.benchmarks.openimages_npz import save_labels
@@ -43,10 +42,7 @@ from mmlml.datasets.summary import dataset_summary, format_summary
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(
-        description='Convert the OpenImages V6 human-verified image-level '
-        'labels of a split, restricted to a class subset, into the .npz '
-        'file OpenImagesMultiLabel reads, and print its summary.')
+    parser = tool_parser(__doc__)
     parser.add_argument(
         '--data-root',
         required=True,

@@ -10,7 +10,6 @@ If the stamps are already where PhotoCanvases looks (``apt-get install
 tuxpaint-stamps-default``, ``$MMLML_TUXPAINT_STAMPS`` or an earlier run),
 it only checks them. It prints the number of photographs of every class.
 """
-import argparse
 import glob
 import os
 import os.path as osp
@@ -19,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 
+from mmlml.cli import tool_parser
 from mmlml.datasets.domains.photo_canvases import (DRAWN_CATEGORIES,
                                                    PHOTO_CATEGORIES,
                                                    UNPACKED_PACKAGE,
@@ -29,9 +29,7 @@ PACKAGE = 'tuxpaint-stamps-default'
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(
-        description='Install the tuxpaint-stamps-default photographs of '
-        'the PhotoCanvases domain without root.')
+    parser = tool_parser(__doc__)
     parser.add_argument(
         '--out',
         default=osp.relpath(UNPACKED_PACKAGE),

@@ -29,7 +29,6 @@ package is installed). Example (the default output is
 
     python tools/model_converters/efficientnet_lite0.py --check
 """
-import argparse
 import os
 import os.path as osp
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -39,7 +38,7 @@ import torch
 import torch.nn.functional as F
 
 import mmlml  # noqa: F401  (registers EfficientNetLite; checkpoint loading)
-from mmlml.cli import add_force_argument, check_output
+from mmlml.cli import add_force_argument, check_output, tool_parser
 
 #: Where configs/_base_/domains/digit_canvases.py loads the checkpoint.
 DEFAULT_OUT = osp.join(
@@ -292,7 +291,7 @@ def check(checkpoint: str,
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = tool_parser(__doc__)
     parser.add_argument(
         'out',
         nargs='?',

@@ -14,7 +14,6 @@ configs/benchmark/source_pretrain.py)::
         work_dirs/source_pretrain/best_multi-label_mAP_epoch_20.pth \\
         checkpoints/synthetic_shapes_source_backbone.pth
 """
-import argparse
 import os
 import os.path as osp
 
@@ -23,7 +22,8 @@ from mmengine.runner import CheckpointLoader
 
 import mmlml  # noqa: F401  (MMEngine's checkpoint loading, as patched)
 from mmlml.checkpoint_policy import check_checkpoint_exists
-from mmlml.cli import add_checkpoint_argument, add_force_argument, check_output
+from mmlml.cli import (add_checkpoint_argument, add_force_argument,
+                       check_output, tool_parser)
 
 PREFIX = 'backbone.'
 
@@ -43,7 +43,7 @@ def extract_backbone(checkpoint: dict, source: str = '') -> dict:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = tool_parser(__doc__)
     add_checkpoint_argument(parser, 'the classifier checkpoint')
     parser.add_argument('out', help='the backbone checkpoint to write')
     add_force_argument(parser)

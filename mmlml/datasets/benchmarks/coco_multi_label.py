@@ -16,6 +16,34 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _named_entries(entries: List[Any], section: str, name_key: str, what: str,
+                   path: str) -> Dict[int, str]:
+    """``{id: name}`` of a COCO section (``images`` or ``categories``), in
+    file order. Each entry must be an object with an integer ``id`` and a
+    non-empty string ``name_key``; ids and names must be unique (one file
+    listed under two ids would be two samples with split labels)."""
+    named: Dict[int, str] = {}
+    ids_of_names: Dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        if not (isinstance(entry, dict) and _is_int(entry.get('id'))
+                and isinstance(entry.get(name_key), str) and entry[name_key]):
+            raise ValueError(
+                f'Entry {i} of `{section}` in {path!r} needs an integer `id` '
+                f'and a `{name_key}`, but is {quote(entry)}.')
+        entry_id, name = entry['id'], entry[name_key]
+        if entry_id in named:
+            raise ValueError(f'The {what} id {entry_id} appears twice in '
+                             f'`{section}` of {path!r}.')
+        if name in ids_of_names:
+            raise ValueError(
+                f'The {what} {name_key} {name!r} is listed twice in '
+                f'`{section}` of {path!r}, under the ids '
+                f'{ids_of_names[name]} and {entry_id}.')
+        named[entry_id] = name
+        ids_of_names[name] = entry_id
+    return named
+
+
 @DATASETS.register_module()
 class CocoMultiLabel(CustomMultiLabelDataset):
     """`MS-COCO 2014 <https://cocodataset.org/>`_ as a multi-label
@@ -166,23 +194,10 @@ class CocoMultiLabel(CustomMultiLabelDataset):
     def _read_categories(self, categories: List[Any]) -> Dict[int, int]:
         """Class names in file order; the map from category id to index."""
         path = self.ann_file
-        index: Dict[int, int] = {}
-        names: List[str] = []
-        for i, cat in enumerate(categories):
-            if not (isinstance(cat, dict) and _is_int(cat.get('id'))
-                    and isinstance(cat.get('name'), str) and cat['name']):
-                raise ValueError(
-                    f'Entry {i} of `categories` in {path!r} needs an integer '
-                    f'`id` and a `name`, but is {quote(cat)}.')
-            if cat['id'] in index:
-                raise ValueError(f'The category id {cat["id"]} appears twice '
-                                 f'in `categories` of {path!r}.')
-            if cat['name'] in names:
-                raise ValueError(
-                    f'The category name {cat["name"]!r} appears twice in '
-                    f'`categories` of {path!r}.')
-            index[cat['id']] = i
-            names.append(cat['name'])
+        named = _named_entries(categories, 'categories', 'name', 'category',
+                               path)
+        index = {cat_id: i for i, cat_id in enumerate(named)}
+        names = list(named.values())
         if not names:
             raise ValueError(f'`categories` of {path!r} is empty.')
         given = self._metainfo.get('classes')
@@ -201,26 +216,8 @@ class CocoMultiLabel(CustomMultiLabelDataset):
         content = self._read_json()
         cat_index = self._read_categories(content['categories'])
 
-        file_names: Dict[int, str] = {}
-        ids_of_names: Dict[str, int] = {}
-        for i, img in enumerate(content['images']):
-            if not (isinstance(img, dict) and _is_int(img.get('id'))
-                    and isinstance(img.get('file_name'), str)
-                    and img['file_name']):
-                raise ValueError(
-                    f'Entry {i} of `images` in {path!r} needs an integer `id` '
-                    f'and a `file_name`, but is {quote(img)}.')
-            if img['id'] in file_names:
-                raise ValueError(f'The image id {img["id"]} appears twice in '
-                                 f'`images` of {path!r}.')
-            if img['file_name'] in ids_of_names:
-                raise ValueError(
-                    f'The file {img["file_name"]!r} is listed twice in '
-                    f'`images` of {path!r}, under the ids '
-                    f'{ids_of_names[img["file_name"]]} and {img["id"]}: one '
-                    'image would be two samples with split labels.')
-            file_names[img['id']] = img['file_name']
-            ids_of_names[img['file_name']] = img['id']
+        file_names = _named_entries(content['images'], 'images', 'file_name',
+                                    'image', path)
 
         labels: Dict[int, set] = {}
         for i, ann in enumerate(content['annotations']):

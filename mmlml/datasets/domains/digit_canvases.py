@@ -14,11 +14,11 @@ import cv2
 import numpy as np
 
 from mmlml.registry import DATASETS
-from mmlml.utils.hyperparameters import (Choice, Integer, Real, RealTuple,
-                                         Rule, check_settings)
+from mmlml.utils.hyperparameters import (Integer, Real, RealTuple, Rule,
+                                         check_settings)
 from ..partial.protocol import SEED, SPLIT_SEED_BOUND, VAL_FRAC
 from .canvases import Box, CanvasPools, free_box
-from .generated_multi_label_dataset import (IMAGE_SEED,
+from .generated_multi_label_dataset import (IMAGE_SEED, SPLIT, SPLIT_STREAMS,
                                             GeneratedMultiLabelDataset)
 
 __all__ = ['DigitCanvases']
@@ -31,7 +31,6 @@ POOLS = (('train', 0.5), ('val', 0.2), ('test', 0.3))
 # Fixed, seed-independent assignment of the scans to the pools, so that the
 # test scans are the same for every seed.
 _POOL_SEED = 20250
-_SPLIT_STREAMS = dict(train=0, test=1)
 # Placement attempts per digit before it is left out.
 _PLACEMENT_TRIES = 30
 # Width of a digit, as a fraction of its height (handwritten digits are
@@ -161,9 +160,7 @@ class DigitCanvases(CanvasPools, GeneratedMultiLabelDataset):
         metainfo (dict, optional): Extra meta information. Its ``classes``,
             if given, must be ``'0'`` to ``'9'``. Defaults to None.
         **kwargs: Other arguments of
-            :class:`mmpretrain.datasets.MultiLabelDataset` (``pipeline``,
-            ``test_mode``, ``indices``, ``serialize_data`` ...), except
-            ``ann_file`` and ``data_root``.
+            :class:`~.GeneratedMultiLabelDataset`.
 
     Examples:
         >>> from mmlml.datasets import DigitCanvases
@@ -178,11 +175,7 @@ class DigitCanvases(CanvasPools, GeneratedMultiLabelDataset):
     CLASSES = tuple(str(digit) for digit in range(NUM_CLASSES))
 
     hyperparameters = dict(
-        split=Choice(
-            'train',
-            options=tuple(_SPLIT_STREAMS),
-            message=f'`split` must be one of {tuple(_SPLIT_STREAMS)}, but '
-            'got {value!r}.'),
+        split=SPLIT,
         num_samples=Integer(1250, low=1),
         img_size=Integer(40, low=16),
         seed=IMAGE_SEED,
@@ -227,21 +220,21 @@ class DigitCanvases(CanvasPools, GeneratedMultiLabelDataset):
             noise_std=noise_std,
             val_frac=val_frac,
             split_seed=split_seed)
-        metainfo = self._generated_metainfo(metainfo, self.CLASSES,
-                                            'after the digits', kwargs)
-
-        self.split = checked.split
-        self.num_samples = checked.num_samples
-        self.img_size = checked.img_size
-        self.seed = checked.seed
         self.max_digits = checked.max_digits
         self.digit_size = checked.digit_size
         self.max_overlap = checked.max_overlap
         self.noise_std = checked.noise_std
         self.val_frac = checked.val_frac
         self.split_seed = checked.split_seed
-        self._label_matrix = None
-        super().__init__(ann_file='', metainfo=metainfo, **kwargs)
+        super().__init__(
+            split=checked.split,
+            num_samples=checked.num_samples,
+            img_size=checked.img_size,
+            seed=checked.seed,
+            classes=self.CLASSES,
+            named='after the digits',
+            metainfo=metainfo,
+            **kwargs)
 
     def check_train_val_split(self, num_samples: int, val_frac: float,
                               split_seed: int) -> None:
@@ -332,7 +325,7 @@ class DigitCanvases(CanvasPools, GeneratedMultiLabelDataset):
         """
         scans, targets = load_scans()
         pools = scan_pools(targets)
-        stream = _SPLIT_STREAMS[self.split]
+        stream = SPLIT_STREAMS[self.split]
         size = self.img_size
         digits = np.zeros((self.num_samples, size, size, 3), dtype=np.float32)
         pasted = [

@@ -8,10 +8,10 @@ from typing import List, Optional, Sequence, Tuple, Union
 import numpy as np
 from mmpretrain.datasets import MultiLabelDataset
 
-from mmlml.utils.hyperparameters import Integer
+from mmlml.utils.hyperparameters import Choice, Integer
 from ..checks import check_index
 
-__all__ = ['GeneratedMultiLabelDataset', 'IMAGE_SEED']
+__all__ = ['GeneratedMultiLabelDataset', 'IMAGE_SEED', 'SPLIT']
 
 #: The ``seed`` setting of the generated datasets: never None, which would
 #: draw other images in every process.
@@ -19,6 +19,16 @@ IMAGE_SEED = Integer(
     0,
     hint='every process must draw the same images, so they need a fixed '
     'seed, a non-negative integer')
+
+#: The splits of a generated dataset, and the random stream each draws
+#: from (so that train and test canvases of one seed differ).
+SPLIT_STREAMS = dict(train=0, test=1)
+#: The ``split`` setting of the generated datasets.
+SPLIT = Choice(
+    'train',
+    options=tuple(SPLIT_STREAMS),
+    message=f'`split` must be one of {tuple(SPLIT_STREAMS)}, but got '
+    '{value!r}.')
 
 
 def short_names(names: Sequence[str], limit: int = 4) -> str:
@@ -34,11 +44,45 @@ class GeneratedMultiLabelDataset(MultiLabelDataset):
 
     It caches the ``(N, C)`` label matrix (``C`` =
     :attr:`num_label_columns`) after ``full_init`` and after MMEngine's
-    subsets, and checks indices. A subclass sets ``self._label_matrix =
-    None`` before ``MultiLabelDataset.__init__`` and defines
-    :attr:`num_label_columns`, ``split``, ``seed`` and ``img_size`` (for
-    ``repr``).
+    subsets, and checks indices. A subclass checks its settings (``split``
+    declared as :data:`SPLIT`, ``seed`` as :data:`IMAGE_SEED`), keeps its
+    own, then calls this ``__init__`` with the four that every generated
+    dataset has and its class names; it defines
+    :attr:`num_label_columns`.
+
+    Args:
+        split (str): ``'train'`` or ``'test'``.
+        num_samples (int): Number of samples.
+        img_size (int): Side of the square images.
+        seed (int): Seed of the images.
+        classes (tuple[str]): The class names.
+        named (str): How the dataset names its classes, for the error a
+            ``metainfo`` that renames them raises.
+        metainfo (dict, optional): Extra meta information; its
+            ``classes``, if given, must equal ``classes``.
+        **kwargs: Other arguments of
+            :class:`mmpretrain.datasets.MultiLabelDataset` (``pipeline``,
+            ``test_mode``, ``indices``, ``serialize_data`` ...), except
+            ``ann_file`` and ``data_root``.
     """
+
+    def __init__(self,
+                 *,
+                 split: str,
+                 num_samples: int,
+                 img_size: int,
+                 seed: int,
+                 classes: Tuple[str, ...],
+                 named: str,
+                 metainfo: Optional[dict] = None,
+                 **kwargs):
+        metainfo = self._generated_metainfo(metainfo, classes, named, kwargs)
+        self.split = split
+        self.num_samples = num_samples
+        self.img_size = img_size
+        self.seed = seed
+        self._label_matrix = None
+        super().__init__(ann_file='', metainfo=metainfo, **kwargs)
 
     @property
     def num_label_columns(self) -> int:

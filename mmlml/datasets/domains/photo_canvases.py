@@ -22,13 +22,12 @@ import cv2
 import numpy as np
 
 from mmlml.registry import DATASETS
-from mmlml.utils.hyperparameters import (Choice, Flag, Integer, Real,
-                                         RealSequence, RealTuple, Rule,
-                                         check_settings)
+from mmlml.utils.hyperparameters import (Flag, Integer, Real, RealSequence,
+                                         RealTuple, Rule, check_settings)
 from ..partial.protocol import SEED, SPLIT_SEED_BOUND, VAL_FRAC
 from .canvases import CanvasPools, free_box
 from .feature_maps import cached_feature_maps, check_features
-from .generated_multi_label_dataset import (IMAGE_SEED,
+from .generated_multi_label_dataset import (IMAGE_SEED, SPLIT, SPLIT_STREAMS,
                                             GeneratedMultiLabelDataset)
 
 __all__ = [
@@ -95,7 +94,6 @@ SKLEARN_BACKGROUNDS = ('china.jpg', )
 #: photographs, split once (fixed seed) between the splits.
 POOLS = (('train', 0.5), ('val', 0.2), ('test', 0.3))
 _POOL_SEED = 20261
-_SPLIT_STREAMS = dict(train=0, test=1)
 #: Changes whenever the same arguments would draw other canvases (it keys
 #: the feature cache).
 GENERATOR_VERSION = 1
@@ -325,7 +323,7 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
     """
 
     hyperparameters = dict(
-        split=Choice('train', options=tuple(_SPLIT_STREAMS)),
+        split=SPLIT,
         num_samples=Integer(1000, low=1),
         img_size=Integer(224, low=32),
         seed=IMAGE_SEED,
@@ -384,10 +382,6 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
             drawings=drawings,
             val_frac=val_frac,
             split_seed=split_seed)
-        self.split = checked.split
-        self.num_samples = checked.num_samples
-        self.img_size = checked.img_size
-        self.seed = checked.seed
         total = sum(checked.object_counts)
         self.object_counts = tuple(c / total for c in checked.object_counts)
         self.object_size = checked.object_size
@@ -401,11 +395,15 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
             self.categories.update(DRAWN_CATEGORIES)
         self.stamps_root = find_stamps_root(stamps_root)
         self.features = check_features(features)
-        metainfo = self._generated_metainfo(metainfo, tuple(self.categories),
-                                            'after its photo categories',
-                                            kwargs)
-        self._label_matrix = None
-        super().__init__(ann_file='', metainfo=metainfo, **kwargs)
+        super().__init__(
+            split=checked.split,
+            num_samples=checked.num_samples,
+            img_size=checked.img_size,
+            seed=checked.seed,
+            classes=tuple(self.categories),
+            named='after its photo categories',
+            metainfo=metainfo,
+            **kwargs)
 
     @property
     def num_label_columns(self) -> int:
@@ -498,7 +496,7 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
                                       tuple(self.categories.items()),
                                       self.img_size)
         backgrounds = load_backgrounds()
-        stream = _SPLIT_STREAMS[self.split]
+        stream = SPLIT_STREAMS[self.split]
         if self.disjoint_photos:
             split_pools = photo_pools([len(p) for p in photos])
         every = [np.arange(len(p)) for p in photos]

@@ -10,9 +10,8 @@ from typing import List, Optional, Tuple
 import numpy as np
 
 from mmlml.registry import DATASETS
-from mmlml.utils.hyperparameters import (Choice, Integer, Real, Rule,
-                                         check_settings)
-from .generated_multi_label_dataset import (IMAGE_SEED,
+from mmlml.utils.hyperparameters import Integer, Real, Rule, check_settings
+from .generated_multi_label_dataset import (IMAGE_SEED, SPLIT, SPLIT_STREAMS,
                                             GeneratedMultiLabelDataset)
 
 __all__ = ['SyntheticShapes']
@@ -33,7 +32,6 @@ COLOURS = (
 )
 MAX_CLASSES = len(SHAPES) * len(COLOURS)
 
-_SPLIT_STREAMS = dict(train=0, test=1)
 # Fixed, seed-independent permutation of the (shape, colour) pairs, so that
 # class names and appearances are the same for every seed and split.
 _DESIGN_SEED = 20240
@@ -170,9 +168,7 @@ class SyntheticShapes(GeneratedMultiLabelDataset):
             if given, must equal the generated names (each class is the
             pair it draws, so it cannot be renamed). Defaults to None.
         **kwargs: Other arguments of
-            :class:`mmpretrain.datasets.MultiLabelDataset` (``pipeline``,
-            ``test_mode``, ``indices``, ``serialize_data`` ...), except
-            ``ann_file`` and ``data_root``.
+            :class:`~.GeneratedMultiLabelDataset`.
 
     Examples:
         >>> from mmlml.datasets import SyntheticShapes
@@ -190,11 +186,7 @@ class SyntheticShapes(GeneratedMultiLabelDataset):
     NUM_SHARED = 2
 
     hyperparameters = dict(
-        split=Choice(
-            'train',
-            options=tuple(_SPLIT_STREAMS),
-            message=f'`split` must be one of {tuple(_SPLIT_STREAMS)}, but '
-            'got {value!r}.'),
+        split=SPLIT,
         num_samples=Integer(5000, low=1),
         num_classes=Integer(
             20,
@@ -261,11 +253,7 @@ class SyntheticShapes(GeneratedMultiLabelDataset):
             noise_std=noise_std,
             colour_jitter=colour_jitter,
             source_for=source_for)
-        self.split = checked.split
-        self.num_samples = checked.num_samples
         self.num_classes = num_classes = checked.num_classes
-        self.img_size = checked.img_size
-        self.seed = checked.seed
         self.p_max = checked.p_max
         self.alpha = checked.alpha
         self.cooccurrence = checked.cooccurrence
@@ -274,7 +262,6 @@ class SyntheticShapes(GeneratedMultiLabelDataset):
         self.noise_std = checked.noise_std
         self.colour_jitter = checked.colour_jitter
         self.source_for = checked.source_for
-        self._label_matrix = None
 
         self.class_pairs, self.clutter_pairs = self._design(num_classes)
         self.label_columns = np.arange(num_classes)
@@ -289,11 +276,16 @@ class SyntheticShapes(GeneratedMultiLabelDataset):
         classes = tuple(
             f'{COLOURS[c][0]} {SHAPES[s]}'
             for s, c in np.asarray(self.class_pairs)[self.label_columns])
-        metainfo = self._generated_metainfo(
-            metainfo, classes,
-            'after the (colour, shape) pair each one draws (choose them '
-            'with `num_classes` and `source_for`)', kwargs)
-        super().__init__(ann_file='', metainfo=metainfo, **kwargs)
+        super().__init__(
+            split=checked.split,
+            num_samples=checked.num_samples,
+            img_size=checked.img_size,
+            seed=checked.seed,
+            classes=classes,
+            named='after the (colour, shape) pair each one draws (choose '
+            'them with `num_classes` and `source_for`)',
+            metainfo=metainfo,
+            **kwargs)
 
     @staticmethod
     def _design(num_classes: int) -> Tuple[list, list]:
@@ -414,8 +406,7 @@ class SyntheticShapes(GeneratedMultiLabelDataset):
             list[dict]: One dict per image with ``img``, ``img_shape``,
             ``ori_shape`` and ``gt_label``.
         """
-        stream = np.random.SeedSequence(
-            [self.seed, _SPLIT_STREAMS[self.split]])
+        stream = np.random.SeedSequence([self.seed, SPLIT_STREAMS[self.split]])
         label_rng, render_rng = (
             np.random.default_rng(s) for s in stream.spawn(2))
         labels = self._sample_labels(label_rng)
