@@ -150,15 +150,7 @@ def build_rows(cfg, split: str = 'train') -> PartialLabelDataset:
         DATASETS.build(cfg.train_dataloader.dataset), requester=TOOL)
     if split == 'train':
         return train
-    return PartialLabelDataset(
-        dataset=train.dataset,
-        mode=train.mode,
-        ratio=train.ratio,
-        seed=train.seed,
-        split=None,
-        val_frac=train.val_frac,
-        split_seed=train.split_seed,
-        label_file=train.label_file)
+    return train.over_split(None)
 
 
 def main(argv=None):

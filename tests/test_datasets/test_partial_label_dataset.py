@@ -181,6 +181,28 @@ def test_split_disjoint_and_covering(ann_file):
                                   every.observed_labels[train.indices])
 
 
+def test_over_split_keeps_the_protocol(ann_file):
+    """The tools that score other rows wrap the same dataset with the same
+    protocol: the same observed labels, the same train/val split."""
+    train = _build(
+        ann_file,
+        mode='ratio',
+        ratio=0.5,
+        seed=3,
+        split='train',
+        val_frac=0.25,
+        split_seed=7)
+    every = train.over_split(None)
+    assert every.dataset is train.dataset and len(every) == NUM_SAMPLES
+    assert every.protocol == train.protocol
+    np.testing.assert_array_equal(train.observed_labels,
+                                  every.observed_labels[train.indices])
+    val = train.over_split('val')
+    assert (val.val_frac, val.split_seed) == (0.25, 7)
+    np.testing.assert_array_equal(
+        np.union1d(train.indices, val.indices), np.arange(NUM_SAMPLES))
+
+
 def test_val_clean_labels(ann_file):
     val = _build(ann_file, split='val')
     assert len(val) == 12

@@ -140,16 +140,7 @@ def build_partial_label_sets(cfg, split: str = 'train'):
             "'single_positive' or 'ratio'.")
     if split == 'train':
         return train, train
-    scored = PartialLabelDataset(
-        dataset=train.dataset,
-        mode=train.mode,
-        ratio=train.ratio,
-        seed=train.seed,
-        split=SPLITS[split],
-        val_frac=train.val_frac,
-        split_seed=train.split_seed,
-        label_file=train.label_file)
-    return scored, train
+    return train.over_split(SPLITS[split]), train
 
 
 def label_store_hooks(cfg):

@@ -202,6 +202,22 @@ check_annotation_files`).
         lambda self: self.samples.val_unknown,
         doc='str or None: The argument val_unknown (see eval_unknown).')
 
+    def over_split(self, split: Optional[str]) -> 'PartialLabelDataset':
+        """A wrapper of the same dataset with the same protocol (so the
+        same observed labels) over another ``split`` of its samples
+        (``None``: all of them), drawn with the same ``val_frac`` and
+        ``split_seed``; ``val_labels`` and ``val_unknown`` at their
+        defaults. The tools that score other rows than training use it."""
+        return PartialLabelDataset(
+            self.dataset,
+            mode=self.mode,
+            ratio=self.ratio,
+            seed=self.seed,
+            label_file=self.label_file,
+            split=split,
+            val_frac=self.val_frac,
+            split_seed=self.split_seed)
+
     @property
     def uses_observed_labels(self) -> bool:
         """bool: Whether the samples carry the observed (partial) labels
