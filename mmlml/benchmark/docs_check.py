@@ -52,6 +52,15 @@ COMPARISONS = (
         'single_positive',
         'mode': ['finetune', 'linear', 'finetune'],
     },
+    *({
+        'markdown':
+        f'docs/benchmark_domains_photo_{name}.md',
+        'benchmarks':
+        ['docs/benchmark_synthetic.json', 'docs/benchmark_photo.json'],
+        'setting':
+        setting,
+        'mode': ['finetune', 'linear'],
+    } for name, setting in (('r08', 'r0.8'), ('r05', 'r0.5'))),
 )
 
 
