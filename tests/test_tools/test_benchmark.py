@@ -390,3 +390,32 @@ def test_a_second_stage_finds_its_scores_hook_by_type(tmp_path):
                     "custom_hooks = []\n")
     with pytest.raises(TrialFailed, match='hold 0 times'):
         scores_key(str(none), stage, {})
+
+
+def test_use_domain_makes_what_is_missing(tmp_path, monkeypatch):
+    """``--domain`` selects the demo domain for the runs and runs the
+    domain's ``prepare_command`` entries whose ``prepare_creates`` is
+    missing, in order, from the repository root (one command and one path
+    may be given without lists)."""
+    domains = tmp_path / 'configs' / '_base_' / 'domains'
+    domains.mkdir(parents=True)
+    make = 'python -c "open(\'{0}\', \'w\').write(\'made\')"'
+    (domains / 'listed.py').write_text(
+        f'prepare_command = [{make.format("a.txt")!r}, '
+        f'{make.format("b.txt")!r}]\n'
+        "prepare_creates = ['a.txt', 'b.txt']\n")
+    (domains / 'single.py').write_text(
+        f'prepare_command = {make.format("c.txt")!r}\n'
+        "prepare_creates = 'c.txt'\n")
+    (tmp_path / 'b.txt').write_text('kept')
+    monkeypatch.setattr(benchmark, 'TOOLS', str(tmp_path / 'tools'))
+    monkeypatch.setenv('MMLML_DEMO_DOMAIN', 'before')
+    benchmark.use_domain('listed')
+    assert os.environ['MMLML_DEMO_DOMAIN'] == 'listed'
+    assert (tmp_path / 'a.txt').read_text() == 'made'
+    assert (tmp_path / 'b.txt').read_text() == 'kept'  # it existed
+    benchmark.use_domain('single')
+    assert (tmp_path / 'c.txt').read_text() == 'made'
+    assert benchmark.domains() == ['listed', 'single']
+    benchmark.use_domain(None)  # no domain: nothing changes
+    assert os.environ['MMLML_DEMO_DOMAIN'] == 'single'
