@@ -520,17 +520,22 @@ def check_python_tool(tool, args):
     return problems
 
 
+def script_code(path):
+    """A shell script's lines that are not comments (a comment that names a
+    tool or a variable does not run or read it)."""
+    with open(path) as f:
+        return ''.join(line for line in f if not line.lstrip().startswith('#'))
+
+
 def script_text(tool):
-    """The text of a shell script of the repository, followed by that of
+    """The code of a shell script of the repository, followed by that of
     the scripts beside it that it runs (a wrapper's launcher), which read
     the environment and name the tool for it."""
-    with open(osp.join(ROOT, tool)) as f:
-        text = f.read()
+    text = script_code(osp.join(ROOT, tool))
     for name in sorted(set(re.findall(r'/(\w+\.sh)\b', text))):
         called = osp.join(ROOT, osp.dirname(tool), name)
         if osp.exists(called) and called != osp.join(ROOT, tool):
-            with open(called) as f:
-                text += f.read()
+            text += script_code(called)
     return text
 
 
