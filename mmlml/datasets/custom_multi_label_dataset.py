@@ -112,15 +112,11 @@ class CustomMultiLabelDataset(MultiLabelDataset):
 
     #: The setting this class adds to ``MultiLabelDataset``'s (the
     #: benchmark subclasses take it from here).
-    hyperparameters = dict(
-        unlisted=Choice(
-            'negative',
-            options=UNLISTED,
-            message=f'`unlisted` must be one of {UNLISTED}, but got '
-            '{value!r}.'))
+    hyperparameters = dict(unlisted=Choice('negative', options=UNLISTED))
 
     def __init__(self, *args, unlisted: str = 'negative', **kwargs):
-        self.unlisted = check_settings(self, unlisted=unlisted).unlisted
+        self.unlisted = unlisted
+        check_settings(self)
         self._warned_direct_training = False
         self._statistics: Optional[Dict[str, Union[int, float]]] = None
         # The label lists of the samples, for get_label_matrices.

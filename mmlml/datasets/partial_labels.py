@@ -3,12 +3,12 @@
 This module re-exports their public names and will be removed."""
 from .moved import warn_moved
 from .partial.draws import check_binary_matrix
-from .partial.protocol import (check_seed, make_partial_labels,
-                               num_kept_positives, split_train_val)
+from .partial.protocol import (make_partial_labels, num_kept_positives,
+                               split_train_val)
 
 __all__ = [
-    'check_binary_matrix', 'check_seed', 'make_partial_labels',
-    'num_kept_positives', 'split_train_val'
+    'check_binary_matrix', 'make_partial_labels', 'num_kept_positives',
+    'split_train_val'
 ]
 
 warn_moved(

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from mmlml.registry import METRICS
-from mmlml.utils.hyperparameters import (Choice, Real, Rule, Setting,
+from mmlml.utils.hyperparameters import (PATH, Choice, Real, Rule,
                                          check_settings)
 from .multi_label_f1 import TOPK
 from .partial_label_average_precision import PartialLabelAveragePrecision
@@ -27,7 +27,6 @@ __all__ = ['ClassWiseMultiLabelMetric']
 COLUMNS = ('index', 'class', 'AP', 'precision', 'recall', 'F1', 'support',
            'ignored')
 SORT_KEYS = {None: None, 'ap': 'AP', 'f1': 'F1'}
-THR_MESSAGE = '{name} must be in [0, 1], got {value!r}'
 
 
 @METRICS.register_module()
@@ -107,13 +106,15 @@ class ClassWiseMultiLabelMetric(BaseMetric):
     default_prefix: Optional[str] = 'classwise'
 
     hyperparameters = dict(
-        thr=Real(0.5, low=0, high=1, optional=True, message=THR_MESSAGE),
+        thr=Real(0.5, low=0, high=1, optional=True),
         topk=TOPK,
         sort_by=Choice(None, options=tuple(SORT_KEYS), optional=True),
-        out_file=Setting(None, optional=True))
+        out_file=PATH)
     rules = (
-        Rule(lambda thr, topk: thr is not None or topk is not None,
-             THR_MESSAGE.format(name='thr', value=None)),
+        Rule(
+            lambda thr, topk: thr is not None or topk is not None,
+            '{owner}: thr must be a number in [0, 1] when topk is None, '
+            'got None'),
         Rule(
             lambda out_file: out_file is None or str(out_file).endswith(
                 '.csv'), 'out_file must be a .csv file, got {out_file!r}'),
@@ -127,14 +128,14 @@ class ClassWiseMultiLabelMetric(BaseMetric):
                  out_file: Optional[str] = None,
                  collect_device: str = 'cpu',
                  prefix: Optional[str] = None) -> None:
-        checked = check_settings(
-            self, thr=thr, topk=topk, sort_by=sort_by, out_file=out_file)
         super().__init__(collect_device=collect_device, prefix=prefix)
-        # topk predictions use no threshold.
-        self.thr = None if checked.topk is not None else checked.thr
-        self.topk = checked.topk
-        self.sort_by = checked.sort_by
-        self.out_file = checked.out_file
+        self.thr = thr
+        self.topk = topk
+        self.sort_by = sort_by
+        self.out_file = out_file
+        check_settings(self)
+        if self.topk is not None:
+            self.thr = None  # topk predictions use no threshold
 
     def process(self, data_batch, data_samples: Sequence[dict]) -> None:
         """Keep the scores and targets of a batch (as MMPretrain's

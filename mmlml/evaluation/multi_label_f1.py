@@ -10,11 +10,7 @@ from mmlml.utils.hyperparameters import (Flag, Integer, Real, Rule,
 
 #: ``topk`` of the multi-label metrics: the top-k classes of each sample
 #: are its predictions (no threshold).
-TOPK = Integer(
-    None,
-    low=1,
-    optional=True,
-    message='{name} must be a positive int or None, got {value!r}')
+TOPK = Integer(None, low=1, optional=True)
 
 
 @METRICS.register_module()
@@ -56,18 +52,9 @@ class MultiLabelF1Metric(MultiLabelMetric):
     """
 
     hyperparameters = dict(
-        thr=Real(
-            None,
-            low=0,
-            high=1,
-            optional=True,
-            message='{name} must be a number in [0, 1] or None, got '
-            '{value!r}'),
+        thr=Real(None, low=0, high=1, optional=True),
         topk=TOPK,
-        strict=Flag(
-            False,
-            message='{name} must be a bool, got {value!r}',
-            error=TypeError))
+        strict=Flag(False))
     rules = (Rule(
         lambda strict, thr, topk: not strict or thr is not None or topk is
         None, 'strict=True changes the threshold comparison, but topk '
@@ -80,16 +67,12 @@ class MultiLabelF1Metric(MultiLabelMetric):
                  strict: bool = False,
                  collect_device: str = 'cpu',
                  prefix: Optional[str] = None):
-        checked = check_settings(self, thr=thr, topk=topk, strict=strict)
-        thr = checked.thr
-        if thr is None and checked.topk is None:
+        if thr is None and topk is None:
             thr = 0.5  # MMPretrain's default, without its warning
         super().__init__(
-            thr=thr,
-            topk=checked.topk,
-            collect_device=collect_device,
-            prefix=prefix)
-        self.strict = checked.strict
+            thr=thr, topk=topk, collect_device=collect_device, prefix=prefix)
+        self.strict = strict
+        check_settings(self)
 
     def compute_metrics(self, results: List) -> dict:
         target = torch.stack([res['gt_score'] for res in results])

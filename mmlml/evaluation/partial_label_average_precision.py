@@ -68,11 +68,9 @@ class PartialLabelAveragePrecision(AveragePrecision):
                  average: Optional[str] = 'macro',
                  collect_device: str = 'cpu',
                  prefix: Optional[str] = None) -> None:
-        checked = check_settings(self, average=average)
         super().__init__(
-            average=checked.average,
-            collect_device=collect_device,
-            prefix=prefix)
+            average=average, collect_device=collect_device, prefix=prefix)
+        check_settings(self)
         self._warned = False
 
     def compute_metrics(self, results: List) -> dict:

@@ -68,12 +68,7 @@ class APLHook(EpochScoresHook):
 
     hyperparameters = dict(
         warmup_epochs=WARMUP_EPOCHS.with_default(5),
-        theta=Real(
-            0.9,
-            low=0,
-            high=1,
-            low_open=True,
-            message='{name} must lie in (0, 1], got {value!r}'),
+        theta=Real(0.9, low=0, high=1, low_open=True),
         extra_pass=Flag(False))
     rules = (WARMUP_BEFORE_END, )
     warmup_purpose = 'to pseudo-label'
@@ -84,14 +79,10 @@ class APLHook(EpochScoresHook):
                  theta: float = 0.9,
                  extra_pass: bool = False):
         super().__init__()
-        checked = check_settings(
-            self,
-            warmup_epochs=warmup_epochs,
-            theta=theta,
-            extra_pass=extra_pass)
-        self.warmup_epochs = checked.warmup_epochs
-        self.theta = checked.theta
-        self.extra_pass = checked.extra_pass
+        self.warmup_epochs = warmup_epochs
+        self.theta = theta
+        self.extra_pass = extra_pass
+        check_settings(self)
         self.quota: Optional[torch.Tensor] = None
 
     def before_train(self, runner) -> None:

@@ -194,10 +194,9 @@ class ClassAPCorrectionHook(EpochScoresHook):
 
     def __init__(self, *, warmup_epochs: int = 5, delta: float = 0.1):
         super().__init__()
-        checked = check_settings(
-            self, warmup_epochs=warmup_epochs, delta=delta)
-        self.warmup_epochs = checked.warmup_epochs
-        self.delta = checked.delta
+        self.warmup_epochs = warmup_epochs
+        self.delta = delta
+        check_settings(self)
         self.num_positives: Optional[Tensor] = None
 
     def before_train(self, runner) -> None:

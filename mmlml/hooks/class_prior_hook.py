@@ -232,20 +232,13 @@ class ClassPriorHook(EpochScoresHook):
                  min_positives: int = 1,
                  num_logged: Optional[int] = None):
         super().__init__()
-        checked = check_settings(
-            self,
-            delta=delta,
-            tau=tau,
-            warmup_epochs=warmup_epochs,
-            extra_pass=extra_pass,
-            min_positives=min_positives,
-            num_logged=num_logged)
-        self.delta = checked.delta
-        self.tau = checked.tau
-        self.warmup_epochs = checked.warmup_epochs
-        self.extra_pass = checked.extra_pass
-        self.min_positives = checked.min_positives
-        self.num_logged = checked.num_logged
+        self.delta = delta
+        self.tau = tau
+        self.warmup_epochs = warmup_epochs
+        self.extra_pass = extra_pass
+        self.min_positives = min_positives
+        self.num_logged = num_logged
+        check_settings(self)
 
     def before_train(self, runner) -> None:
         """Check the set-up, store the observed rates and start every class

@@ -1,6 +1,5 @@
 """Base of the hooks that update the label store from each epoch's scores."""
-from mmlml.utils.hyperparameters import (REQUIRED, Integer, Rule,
-                                         check_run_rules)
+from mmlml.utils.hyperparameters import REQUIRED, Integer, Rule, check_settings
 from .label_store_hook import LabelStoreHook
 
 __all__ = ['EpochScoresHook', 'WARMUP_EPOCHS', 'WARMUP_BEFORE_END']
@@ -44,7 +43,7 @@ class EpochScoresHook(LabelStoreHook):
             runner (Runner): The runner of the training process.
         """
         super().before_train(runner)
-        check_run_rules(
+        check_settings(
             self, max_epochs=runner.max_epochs, purpose=self.warmup_purpose)
 
     def scores_used_after(self, runner) -> bool:

@@ -48,16 +48,11 @@ class LabelEstimatorHook(Hook):
 
     priority = 'NORMAL'
 
-    hyperparameters = dict(
-        seed=Integer(
-            None,
-            low=0,
-            optional=True,
-            message='{name} must be a non-negative integer or None, got '
-            '{value!r}'))
+    hyperparameters = dict(seed=Integer(None, high=2**32 - 1, optional=True))
 
     def __init__(self, *, seed: Optional[int] = None):
-        self.seed = check_settings(self, seed=seed).seed
+        self.seed = seed
+        check_settings(self)
 
     def before_train(self, runner) -> None:
         """Check the set-up and initialise the estimator if needed.

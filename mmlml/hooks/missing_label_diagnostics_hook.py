@@ -122,9 +122,7 @@ class MissingLabelDiagnosticsHook(Hook):
         thr=BINNING['thr'],
         num_bins=BINNING['num_bins'],
         logit_range=BINNING['logit_range'],
-        prefix=Text(
-            'missing_label',
-            message='`{name}` must be a non-empty str, but got {value!r}.'),
+        prefix=Text('missing_label'),
         save_histograms=Flag(False))
 
     def __init__(self,
@@ -136,22 +134,15 @@ class MissingLabelDiagnosticsHook(Hook):
                  logit_range: float = 10.0,
                  prefix: str = 'missing_label',
                  save_histograms: bool = False) -> None:
-        checked = check_settings(
-            self,
-            interval=interval,
-            by_epoch=by_epoch,
-            thr=thr,
-            num_bins=num_bins,
-            logit_range=logit_range,
-            prefix=prefix,
-            save_histograms=save_histograms)
-        self.interval = checked.interval
-        self.by_epoch = checked.by_epoch
-        self.thr = checked.thr
-        self.num_bins = checked.num_bins
-        self.logit_range = checked.logit_range
-        self.prefix = checked.prefix.rstrip('/')
-        self.save_histograms = checked.save_histograms
+        self.interval = interval
+        self.by_epoch = by_epoch
+        self.thr = thr
+        self.num_bins = num_bins
+        self.logit_range = logit_range
+        self.prefix = prefix
+        self.save_histograms = save_histograms
+        check_settings(self)
+        self.prefix = self.prefix.rstrip('/')
 
         self.stats: Optional[MissingLabelStatistics] = None
         self._dataset: Optional[PartialLabelDataset] = None

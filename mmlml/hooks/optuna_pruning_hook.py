@@ -12,8 +12,8 @@ from mmengine.dist import broadcast_object_list, is_main_process
 from mmengine.hooks import Hook
 
 from mmlml.registry import HOOKS
-from mmlml.utils.hyperparameters import (REQUIRED, Integer, Real, Setting,
-                                         Text, check_settings)
+from mmlml.utils.hyperparameters import (REQUIRED, Integer, Real, Text,
+                                         check_settings)
 
 __all__ = ['OptunaPruningHook', 'SameScheduleMedianPruner']
 
@@ -97,39 +97,27 @@ class OptunaPruningHook(Hook):
 
     priority = 'LOW'
     hyperparameters = dict(
-        storage=Setting(),
         study_name=Text(),
-        trial_id=Integer(
-            low=0,
-            message='OptunaPruningHook: {name} must be a non-negative int; '
-            'got {value!r}.',
-            error=TypeError),
+        trial_id=Integer(low=0),
         monitor=Text('multi-label/mAP'),
         n_startup_trials=Integer(2, low=1),
         warmup=Real(0.3, low=0, high=1, high_open=True))
 
     def __init__(self,
                  *,
-                 storage: str = REQUIRED,
+                 storage: str,
                  study_name: str = REQUIRED,
                  trial_id: int = REQUIRED,
                  monitor: str = 'multi-label/mAP',
                  n_startup_trials: int = 2,
                  warmup: float = 0.3):
-        checked = check_settings(
-            self,
-            storage=storage,
-            study_name=study_name,
-            trial_id=trial_id,
-            monitor=monitor,
-            n_startup_trials=n_startup_trials,
-            warmup=warmup)
-        self.storage = checked.storage
-        self.study_name = checked.study_name
-        self.trial_id = checked.trial_id
-        self.monitor = checked.monitor
-        self.n_startup_trials = checked.n_startup_trials
-        self.warmup = checked.warmup
+        self.storage = storage
+        self.study_name = study_name
+        self.trial_id = trial_id
+        self.monitor = monitor
+        self.n_startup_trials = n_startup_trials
+        self.warmup = warmup
+        check_settings(self)
         self._trial = None
 
     def _open(self):

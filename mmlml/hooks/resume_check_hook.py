@@ -158,12 +158,9 @@ class ResumeCheckHook(Hook):
                  *,
                  allow_label_change: bool = False,
                  allow_missing_fingerprint: bool = False) -> None:
-        checked = check_settings(
-            self,
-            allow_label_change=allow_label_change,
-            allow_missing_fingerprint=allow_missing_fingerprint)
-        self.allow_label_change = checked.allow_label_change
-        self.allow_missing_fingerprint = checked.allow_missing_fingerprint
+        self.allow_label_change = allow_label_change
+        self.allow_missing_fingerprint = allow_missing_fingerprint
+        check_settings(self)
         self._fingerprint = None
 
     def fingerprint(self, runner) -> Optional[dict]:

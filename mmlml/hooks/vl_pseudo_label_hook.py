@@ -18,7 +18,7 @@ from mmlml.pseudo_labellers import (BasePseudoLabeller, all_ranks_agree,
                                     select_pseudo_labels)
 from mmlml.pseudo_labellers.thresholds import THRESHOLD_RULES, THRESHOLDS
 from mmlml.registry import HOOKS, MODELS
-from mmlml.utils.hyperparameters import (Integer, Rule, Setting, Typed,
+from mmlml.utils.hyperparameters import (PATH, Integer, Rule, Typed,
                                          check_settings)
 from .label_store_hook import LabelStoreHook
 from .resume_check_hook import array_digest
@@ -162,10 +162,9 @@ class VLPseudoLabelHook(LabelStoreHook):
             types=(dict, BasePseudoLabeller),
             spelled='a config dict or a BasePseudoLabeller',
             optional=True),
-        scores_file=Setting(None, optional=True),
-        cache_file=Setting(None, optional=True),
+        scores_file=PATH,
+        cache_file=PATH,
         **THRESHOLDS,
-        pipeline=Setting(None, optional=True),
         batch_size=Integer(None, low=1, optional=True),
         num_workers=Integer(None, low=0, optional=True),
         chunk_size=Integer(None, low=1, optional=True))
@@ -197,35 +196,24 @@ class VLPseudoLabelHook(LabelStoreHook):
                  num_workers: Optional[int] = None,
                  chunk_size: Optional[int] = None):
         super().__init__()
-        checked = check_settings(
-            self,
-            labeller=labeller,
-            scores_file=scores_file,
-            cache_file=cache_file,
-            pos_thr=pos_thr,
-            neg_thr=neg_thr,
-            neg_fraction=neg_fraction,
-            pos_topk=pos_topk,
-            soft=soft,
-            pipeline=pipeline,
-            batch_size=batch_size,
-            num_workers=num_workers,
-            chunk_size=chunk_size)
-        self.labeller = checked.labeller
-        self.scores_file = None if scores_file is None else os.fspath(
-            checked.scores_file)
-        self.cache_file = None if cache_file is None else os.fspath(
-            checked.cache_file)
-        self.thresholds = dict(
-            pos_thr=checked.pos_thr,
-            neg_thr=checked.neg_thr,
-            neg_fraction=checked.neg_fraction,
-            pos_topk=checked.pos_topk,
-            soft=checked.soft)
-        self.pipeline = None if pipeline is None else list(checked.pipeline)
-        self.batch_size = checked.batch_size
-        self.num_workers = checked.num_workers
-        self.chunk_size = checked.chunk_size
+        self.labeller = labeller
+        self.scores_file = scores_file
+        self.cache_file = cache_file
+        self.pos_thr = pos_thr
+        self.neg_thr = neg_thr
+        self.neg_fraction = neg_fraction
+        self.pos_topk = pos_topk
+        self.soft = soft
+        self.batch_size = batch_size
+        self.num_workers = num_workers
+        self.chunk_size = chunk_size
+        check_settings(self)
+        if scores_file is not None:
+            self.scores_file = os.fspath(scores_file)
+        if cache_file is not None:
+            self.cache_file = os.fspath(cache_file)
+        self.thresholds = {name: getattr(self, name) for name in THRESHOLDS}
+        self.pipeline = None if pipeline is None else list(pipeline)
         self._restored = False
 
     def label_source(self, dataset) -> dict:

@@ -12,9 +12,9 @@ from mmengine.runner import CheckpointLoader
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import (REQUIRED, Choice, Flag, Integer,
+from mmlml.utils.hyperparameters import (PATH, REQUIRED, Choice, Flag, Integer,
                                          IntegerPair, Real, RealTuple, Rule,
-                                         Setting, Typed, check_settings)
+                                         Typed, check_settings)
 from .base_pseudo_labeller import BasePseudoLabeller
 
 __all__ = [
@@ -262,32 +262,20 @@ class CLIPPseudoLabeller(BasePseudoLabeller):
     hyperparameters = dict(
         image_encoder=Typed(
             types=(dict, nn.Module), spelled='a config dict or an nn.Module'),
-        text_embeddings=Setting(),
+        text_embeddings=Typed(
+            types=(str, os.PathLike, np.ndarray, Tensor),
+            spelled='a .npy path or an array'),
         proj_dims=Integer(None, low=1, optional=True),
-        checkpoint=Setting(None, optional=True),
-        logit_scale=Real(
-            100.0,
-            low=0,
-            low_open=True,
-            message='{name} must be a positive number, got {value!r}'),
+        checkpoint=PATH,
+        logit_scale=Real(100.0, low=0, low_open=True),
         tiles=IntegerPair(None, optional=True),
         tile_combine=Choice('aevlp', options=TILE_COMBINES),
-        eta=Real(
-            0.1,
-            low=0,
-            high=1,
-            message='{name} must lie in [0, 1], got {value!r}'),
+        eta=Real(0.1, low=0, high=1),
         input_size=IntegerPair(224),
-        interpolation=Choice(
-            'bilinear',
-            options=('bilinear', 'bicubic'),
-            message="{name} must be 'bilinear' or 'bicubic', got "
-            '{value!r}'),
+        interpolation=Choice('bilinear', options=('bilinear', 'bicubic')),
         mean=RealTuple(CLIP_MEAN, names=('r', 'g', 'b')),
         std=RealTuple(CLIP_STD, names=('r', 'g', 'b')),
-        to_rgb=Flag(True),
-        pipeline=Setting(None, optional=True),
-        init_cfg=Setting(None, optional=True))
+        to_rgb=Flag(True))
     rules = (Rule(lambda std: min(std) > 0,
                   'std must be positive, got {std!r}'), )
 
@@ -308,40 +296,30 @@ class CLIPPseudoLabeller(BasePseudoLabeller):
                  to_rgb: bool = True,
                  pipeline: Optional[List[dict]] = None,
                  init_cfg: Optional[dict] = None):
-        checked = check_settings(
-            self,
-            image_encoder=image_encoder,
-            text_embeddings=text_embeddings,
-            proj_dims=proj_dims,
-            checkpoint=checkpoint,
-            logit_scale=logit_scale,
-            tiles=tiles,
-            tile_combine=tile_combine,
-            eta=eta,
-            input_size=input_size,
-            interpolation=interpolation,
-            mean=mean,
-            std=std,
-            to_rgb=to_rgb,
-            pipeline=pipeline,
-            init_cfg=init_cfg)
         super().__init__(pipeline=pipeline, init_cfg=init_cfg)
-        self.logit_scale = checked.logit_scale
-        self.tiles = checked.tiles
-        self.tile_combine = checked.tile_combine
-        self.eta = checked.eta
-        self.input_size = checked.input_size
-        self.interpolation = checked.interpolation
-        self.to_rgb = checked.to_rgb
-        self.register_buffer(
-            'mean',
-            torch.tensor(checked.mean, dtype=torch.float32).view(1, 3, 1, 1),
-            persistent=False)
-        self.register_buffer(
-            'std',
-            torch.tensor(checked.std, dtype=torch.float32).view(1, 3, 1, 1),
-            persistent=False)
-        proj_dims = checked.proj_dims
+        self.image_encoder = image_encoder
+        self.text_embeddings = text_embeddings
+        self.proj_dims = proj_dims
+        self.checkpoint = checkpoint
+        self.logit_scale = logit_scale
+        self.tiles = tiles
+        self.tile_combine = tile_combine
+        self.eta = eta
+        self.input_size = input_size
+        self.interpolation = interpolation
+        self.mean = mean
+        self.std = std
+        self.to_rgb = to_rgb
+        check_settings(self)
+        # What the encoder, the embeddings and the statistics build takes
+        # their place (the statistics as (1, 3, 1, 1) buffers).
+        mean, std = self.mean, self.std
+        del self.image_encoder, self.text_embeddings, self.mean, self.std
+        for name, rgb in (('mean', mean), ('std', std)):
+            self.register_buffer(
+                name,
+                torch.tensor(rgb, dtype=torch.float32).view(1, 3, 1, 1),
+                persistent=False)
 
         if isinstance(image_encoder, nn.Module):
             self.visual = image_encoder

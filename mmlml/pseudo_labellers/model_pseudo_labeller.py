@@ -9,7 +9,6 @@ from torch import Tensor
 
 from mmlml.apis import build_model, find_pipeline
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import REQUIRED, Setting, check_settings
 from .base_pseudo_labeller import BasePseudoLabeller
 
 __all__ = ['ModelPseudoLabeller']
@@ -44,26 +43,12 @@ class ModelPseudoLabeller(BasePseudoLabeller):
         ...     checkpoint='work_dirs/an/epoch_10.pth')
     """
 
-    hyperparameters = dict(
-        config=Setting(),
-        checkpoint=Setting(),
-        pipeline=Setting(None, optional=True),
-        cfg_options=Setting(None, optional=True),
-        init_cfg=Setting(None, optional=True))
-
     def __init__(self,
-                 config: Union[str, os.PathLike, Config] = REQUIRED,
-                 checkpoint: str = REQUIRED,
+                 config: Union[str, os.PathLike, Config],
+                 checkpoint: str,
                  pipeline: Optional[List[dict]] = None,
                  cfg_options: Optional[dict] = None,
                  init_cfg: Optional[dict] = None):
-        check_settings(
-            self,
-            config=config,
-            checkpoint=checkpoint,
-            pipeline=pipeline,
-            cfg_options=cfg_options,
-            init_cfg=init_cfg)
         cfg = config.copy() if isinstance(config, Config) else \
             Config.fromfile(os.fspath(config))
         if cfg_options:

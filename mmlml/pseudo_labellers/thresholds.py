@@ -18,11 +18,7 @@ THRESHOLDS = dict(
     pos_thr=Real(0.3, low=0, high=1),
     neg_thr=Real(None, low=0, high=1, high_open=True, optional=True),
     neg_fraction=Real(None, low=0, high=1, high_open=True, optional=True),
-    pos_topk=Integer(
-        None,
-        low=1,
-        optional=True,
-        message='{name} must be a positive integer, got {value!r}'),
+    pos_topk=Integer(None, low=1, optional=True),
     soft=Flag(False))
 
 #: What :data:`THRESHOLDS` must satisfy together.

@@ -4,7 +4,6 @@ from mmengine.optim.scheduler import CosineAnnealingLR
 from mmengine.optim.scheduler.param_scheduler import INF
 
 from mmlml.registry import PARAM_SCHEDULERS
-from mmlml.utils.hyperparameters import Setting
 
 __all__ = ['CosineAnnealingToEndLR']
 
@@ -39,10 +38,6 @@ class CosineAnnealingToEndLR(CosineAnnealingLR):
         ...     dict(type='CosineAnnealingToEndLR', by_epoch=True, begin=1,
         ...          eta_min=0., convert_to_iter_based=True)]
     """
-
-    #: ``begin`` and ``end`` are MMEngine's (checked by it); ``optimizer``
-    #: and the other arguments pass on to ``CosineAnnealingLR``.
-    hyperparameters = dict(begin=Setting(0), end=Setting(INF))
 
     def __init__(self, optimizer, begin: int = 0, end: int = INF, **kwargs):
         if end <= begin:

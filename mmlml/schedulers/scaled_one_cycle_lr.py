@@ -3,7 +3,6 @@ learning rate, so that ``auto_scale_lr`` scales it."""
 from mmengine.optim.scheduler import OneCycleLR
 
 from mmlml.registry import PARAM_SCHEDULERS
-from mmlml.utils.hyperparameters import Setting
 
 __all__ = ['ScaledOneCycleLR']
 
@@ -38,9 +37,6 @@ class ScaledOneCycleLR(OneCycleLR):
         ...     convert_to_iter_based=True, begin=0, end=80)
         >>> auto_scale_lr = dict(base_batch_size=128)  # peak scales too
     """
-
-    #: ``optimizer`` and the other arguments pass on to ``OneCycleLR``.
-    hyperparameters = dict(eta_max=Setting(None, optional=True))
 
     def __init__(self, optimizer, eta_max=None, **kwargs):
         if eta_max is None:

@@ -137,9 +137,10 @@ DATASET_CASES = [
     case('pld-seed-bool', lambda t: pld(seed=True), ValueError,
          r'seed must be an integer.*True'),
     case('pld-seed-out-of-range', lambda t: pld(seed=-1), ValueError,
-         r'seed must be an integer.*in \[0, 2\*\*32\)', -1),
+         r'seed must be an integer in \[0, 4294967295\], got -1', -1),
     case('pld-seed-out-of-range', lambda t: pld(seed=2**32), ValueError,
-         r'seed must be an integer.*in \[0, 2\*\*32\)', '2**32'),
+         r'seed must be an integer in \[0, 4294967295\], got 4294967296',
+         '2**32'),
     case('pld-split-seed-none', lambda t: pld(split='train', split_seed=None),
          ValueError, 'split_seed'),
     # Ratios and modes.
@@ -286,11 +287,15 @@ DATASET_CASES = [
         r'of length 3', 'CustomMultiLabelDataset'),
     # SyntheticShapes arguments.
     case('synthetic-seed-bad', lambda t: shapes(seed=None), ValueError,
-         r'seed is required: every process must draw the same images', 'None'),
+         r'seed is required \(every process must draw the same images',
+         'None'),
     case('synthetic-seed-bad', lambda t: shapes(seed=1.5), ValueError,
-         r'seed must be an integer >= 0, got 1\.5', 1.5),
+         r'seed must be an integer in \[0, 4294967295\], got 1\.5', 1.5),
+    case('synthetic-seed-bad', lambda t: shapes(seed=2**32), ValueError,
+         r'seed must be an integer in \[0, 4294967295\], got 4294967296',
+         '2**32'),
     case('synthetic-seed-bad', lambda t: shapes(seed=-1), ValueError,
-         r'seed must be an integer >= 0, got -1', -1),
+         r'seed must be an integer in \[0, 4294967295\], got -1', -1),
     case('synthetic-nonfinite', lambda t: shapes(alpha=NAN), ValueError,
          r'alpha must be a finite real number', 'alpha'),
     case('synthetic-nonfinite', lambda t: shapes(noise_std=INF), ValueError,
@@ -306,7 +311,7 @@ DATASET_CASES = [
     case('synthetic-out-of-range', lambda t: shapes(cooccurrence=4),
          ValueError, r'cooccurrence must lie in \[1, 4\)', 'cooccurrence'),
     case('synthetic-out-of-range', lambda t: shapes(num_classes=65),
-         ValueError, r'`num_classes` must be an integer in \[2, 64\]',
+         ValueError, r'num_classes must be an integer in \[2, 64\]',
          'num_classes'),
     case(
         'synthetic-out-of-range', lambda t: shapes(img_size=6), ValueError,
@@ -320,8 +325,7 @@ DATASET_CASES = [
     case('synthetic-integer-as-float', lambda t: shapes(num_samples=12.0),
          ValueError, r'num_samples must be an integer >= 1.*12\.0'),
     case('synthetic-split-unknown', lambda t: shapes(split='val'), ValueError,
-         r"`split` must be one of \('train', 'test'\), but got "
-         r"'val'"),
+         r"split must be one of \('train', 'test'\), got 'val'"),
     case('synthetic-reads-no-files', lambda t: shapes(data_root='data'),
          TypeError, r"reads no files: unexpected argument 'data_root'"),
     case(
@@ -406,7 +410,7 @@ DATASET_CASES = [
     case('custom-empty-data-list', lambda t: custom(t, with_items()),
          ValueError, r"ann\.json' lists no image"),
     case('custom-unlisted-unknown', lambda t: custom(t, unlisted='maybe'),
-         ValueError, r"`unlisted` must be one of \('negative', 'unknown'\)"),
+         ValueError, r"unlisted must be one of \('negative', 'unknown'\)"),
     # The benchmark readers: missing and malformed files name the file.
     case(
         'coco-annotation-missing', lambda t: CocoMultiLabel(data_root=str(t)),

@@ -204,13 +204,12 @@ def test_invalid_arguments(kwargs):
         (dict(digit_size=0.4), r'^digit_size must be \(smallest, largest\)'),
         (dict(val_frac=1.5), r'^val_frac must lie in \[0, 1\], got 1\.5'),
         # The wrapper's seeds: never None, below 2**32.
-        (dict(split_seed=None), r'^split_seed is required: the partial labels'
-         ),
+        (dict(split_seed=None), r'^split_seed is required \(the partial'),
         (dict(split_seed=2**32),
-         r'^DigitCanvases: split_seed must be an integer < 2\*\*32'),
-        (dict(seed=None), r'^seed is required: every process must draw'),
+         r'^split_seed must be an integer in \[0, 4294967295\], got 42'),
+        (dict(seed=None), r'^seed is required \(every process must draw'),
         (dict(split='val'),
-         r"^`split` must be one of \('train', 'test'\), but got 'val'\.$"),
+         r"^split must be one of \('train', 'test'\), got 'val'$"),
     ])
 def test_invalid_arguments_say_what(kwargs, match):
     """The declarations' errors name the setting and the valid values."""

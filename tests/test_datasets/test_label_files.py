@@ -169,7 +169,7 @@ def test_custom_dataset_bad_annotation(tmp_path, item, match):
 
 
 def test_custom_dataset_bad_arguments(tmp_path):
-    with pytest.raises(ValueError, match='`unlisted` must be one of'):
+    with pytest.raises(ValueError, match='^unlisted must be one of'):
         CustomMultiLabelDataset(ann_file='x.json', unlisted='missing')
     path = tmp_path / 'no_classes.json'
     path.write_text(

@@ -378,7 +378,7 @@ def test_data_preprocessor_stacks_gt_score(ann_file):
         (dict(seed=1.5), '^seed must be an integer'),
         (dict(seed=True), '^seed must be an integer'),
         (dict(seed=-1), '^seed must be an integer'),
-        (dict(seed=2**32), r'^seed must be an integer < 2\*\*32'),
+        (dict(seed=2**32), r'^seed must be an integer in \[0, 4294967295\]'),
         (dict(split_seed=None), '^split_seed is required'),
     ])
 def test_bad_arguments(ann_file, kwargs, match):

@@ -163,9 +163,9 @@ def test_ignored_targets_change_nothing():
 
 def test_bad_arguments():
     for kwargs, match in [
-        (dict(thr=1.5), r'thr must be in \[0, 1\]'),
-        (dict(thr=None), r'thr must be in \[0, 1\]'),
-        (dict(topk=0), 'topk must be a positive int'),
+        (dict(thr=1.5), r'thr must lie in \[0, 1\]'),
+        (dict(thr=None), r'thr must be a number in \[0, 1\] when topk is'),
+        (dict(topk=0), 'topk must be an integer >= 1'),
         (dict(sort_by='AP'), 'sort_by must be one of'),
         (dict(out_file='x.txt'), 'out_file must be a .csv file'),
     ]:

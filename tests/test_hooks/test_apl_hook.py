@@ -30,7 +30,7 @@ ARGUMENT_CASES = [
     case('apl-hook-theta-bad', lambda t: APLHook(theta=1.5), ValueError,
          r'theta must lie in \(0, 1\], got 1\.5', 1.5),
     case('apl-hook-theta-bad', lambda t: APLHook(theta=NAN), ValueError,
-         r'theta must lie in \(0, 1\], got nan', 'nan'),
+         r'theta must be a finite real number, got nan', 'nan'),
 ]
 
 

@@ -19,10 +19,10 @@ from mmlml.models.heads import ROLELabelEstimator
 ARGUMENT_CASES = [
     case('label-estimator-hook-seed-bad',
          lambda t: LabelEstimatorHook(seed=1.5), ValueError,
-         r'seed must be a non-negative integer or None, got 1\.5', 1.5),
+         r'seed must be an integer in \[0, 4294967295\], got 1\.5', 1.5),
     case('label-estimator-hook-seed-bad',
          lambda t: LabelEstimatorHook(seed=-3), ValueError,
-         r'seed must be a non-negative integer or None, got -3', -3),
+         r'seed must be an integer in \[0, 4294967295\], got -3', -3),
 ]
 
 

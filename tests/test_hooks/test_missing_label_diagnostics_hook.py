@@ -55,7 +55,7 @@ ARGUMENT_CASES = [
          r'logit_range must be a finite real number, got inf'),
     case('diagnostics-hook-prefix-bad',
          lambda t: MissingLabelDiagnosticsHook(prefix=''), ValueError,
-         r'`prefix` must be a non-empty str'),
+         r"prefix must be a non-empty str, got ''"),
 ]
 
 

@@ -83,7 +83,7 @@ def test_only_trials_of_the_same_schedule_and_seed_count(tmp_path):
 
 
 def test_arguments_and_missing_metric(tmp_path):
-    with pytest.raises(TypeError, match='trial_id must be a non-negative'):
+    with pytest.raises(ValueError, match='trial_id must be an integer >= 0'):
         OptunaPruningHook(storage='s.journal', study_name='s', trial_id=-1)
     with pytest.raises(ValueError, match='n_startup_trials >= 1'):
         SameScheduleMedianPruner(n_startup_trials=0)

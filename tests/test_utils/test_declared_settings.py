@@ -1,25 +1,21 @@
 """One way to declare a setting: every class mmlml registers in MODELS,
-HOOKS, METRICS and PARAM_SCHEDULERS has an explicit keyword constructor
-whose parameters are exactly its declared settings (``hyperparameters``)
-with their declared defaults, plus the fixed arguments of its kind:
+HOOKS, METRICS and PARAM_SCHEDULERS that declares settings
+(``hyperparameters``) takes each of them as a keyword of its explicit
+constructor with the declared default, stores it under its own name and
+checks it with ``check_settings(self)``. Its other parameters are checked
+by what they build or by a stock parent (a config, a path, the fixed
+arguments of its kind, such as a loss's ``reduction``), and only a class
+whose parent is an MMPretrain or MMEngine component (a head, a backbone,
+a scheduler) passes ``*args``/``**kwargs`` on.
 
-* losses built on ``PartialLabelLoss``: ``reduction='mean'``,
-  ``loss_weight=1.0``, ``use_sigmoid=True``; the other registered loss
-  modules: ``use_sigmoid=True`` (accepted from stock loss configs);
-* metrics (MMEngine's ``BaseMetric``): ``collect_device='cpu'``,
-  ``prefix=None``;
-* parameter schedulers: the ``optimizer`` the Runner passes;
-* a class whose parent is an MMPretrain or MMEngine component (a head, a
-  backbone, a scheduler) may also pass ``*args``/``**kwargs`` on to it,
-  and a class that keeps its stock parent's constructor declares nothing.
-
-A parameter added without a declaration, or a default changed in one
-place only, fails here. The second half tests the mechanism itself
-(:mod:`mmlml.utils.hyperparameters`).
+A declared default changed in one place only, or a declared setting that
+the constructor does not take or does not store, fails here. The second
+half tests the mechanism itself (:mod:`mmlml.utils.hyperparameters`).
 """
 import copy
 import inspect
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -33,21 +29,22 @@ import mmlml.schedulers  # noqa: F401
 from mmlml.hooks.epoch_scores_hook import WARMUP_BEFORE_END
 from mmlml.models.losses.base import PartialLabelLoss
 from mmlml.registry import HOOKS, METRICS, MODELS, PARAM_SCHEDULERS
-from mmlml.utils.hyperparameters import (REQUIRED, Flag, Integer, IntegerPair,
-                                         Real, Rule, Text, Typed,
-                                         check_hyperparameters,
-                                         check_run_rules, check_settings)
+from mmlml.utils.hyperparameters import (REQUIRED, Integer, IntegerPair, Real,
+                                         RealTuple, Rule, Text, Typed,
+                                         check_hyperparameters, check_settings)
 
 #: Run values a rule may read besides the settings.
 RUN_VALUES = ('max_epochs', )
 VAR_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
 
-def registered_classes():
-    """(registry, name, class) of every class mmlml registers."""
+def registered_classes(declaring: bool = False):
+    """(registry, name, class) of every class mmlml registers (that
+    declares settings, with ``declaring``)."""
     for registry in (MODELS, HOOKS, METRICS, PARAM_SCHEDULERS):
         for name, cls in sorted(registry.module_dict.items()):
-            if cls.__module__.split('.')[0] == 'mmlml':
+            if cls.__module__.split('.')[0] == 'mmlml' and (
+                    not declaring or getattr(cls, 'hyperparameters', {})):
                 yield pytest.param(cls, id=f'{registry.name}:{name}')
 
 
@@ -55,12 +52,8 @@ def fixed_arguments(cls) -> dict:
     """The arguments of ``cls``'s kind that it does not declare."""
     if issubclass(cls, PartialLabelLoss):
         return dict(reduction='mean', loss_weight=1.0, use_sigmoid=True)
-    if cls.__module__.startswith('mmlml.models.losses.'):
-        return dict(use_sigmoid=True)
     if issubclass(cls, BaseMetric):
         return dict(collect_device='cpu', prefix=None)
-    if cls in PARAM_SCHEDULERS.module_dict.values():
-        return dict(optimizer=inspect.Parameter.empty)
     return {}
 
 
@@ -78,40 +71,53 @@ def passes_on_to_parent(cls) -> bool:
 def signature_mismatch(cls) -> str:
     """What is wrong with ``cls``'s constructor against its declaration
     ('' if nothing)."""
-    # A class without a declaration takes no argument.
-    declared = getattr(cls, 'hyperparameters', {})
-    owner = getattr(cls.__init__, '__module__', None) or 'builtins'
-    if owner.split('.')[0] in ('builtins', 'mmengine', 'mmpretrain'):
-        params = []  # object's or a stock parent's constructor
-    else:
-        params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
     problems = []
-    named = [p for p in params if p.kind not in VAR_KINDS]
     if any(p.kind in VAR_KINDS for p in params) and \
             not passes_on_to_parent(cls):
         problems.append('takes *args/**kwargs but passes nothing on to a '
                         'stock parent')
-    expected = [(name, spec.default) for name, spec in declared.items()]
-    expected += list(fixed_arguments(cls).items())
-    actual = [(p.name, p.default) for p in named]
-    if sorted(n for n, _ in actual) != sorted(n for n, _ in expected):
-        problems.append(f'signature {[n for n, _ in actual]} != declared '
-                        f'{[n for n, _ in expected]}')
-    else:
-        defaults = dict(expected)
-        for name, default in actual:
-            if default is not defaults[name] and default != defaults[name]:
-                problems.append(f'{name}: signature default {default!r}, '
-                                f'declared {defaults[name]!r}')
+    actual = {p.name: p.default for p in params if p.kind not in VAR_KINDS}
+    expected = {
+        name: spec.default
+        for name, spec in cls.hyperparameters.items()
+    }
+    expected.update(fixed_arguments(cls))
+    for name, default in expected.items():
+        if name not in actual:
+            problems.append(f'{name} is declared but not a parameter')
+        elif actual[name] is not default and actual[name] != default:
+            problems.append(f'{name}: signature default {actual[name]!r}, '
+                            f'declared {default!r}')
     return '; '.join(f'{cls.__name__}: {p}' for p in problems)
 
 
-@pytest.mark.parametrize('cls', registered_classes())
+@pytest.mark.parametrize('cls', list(registered_classes(declaring=True)))
 def test_signature_is_the_declaration(cls):
     assert signature_mismatch(cls) == ''
 
 
-@pytest.mark.parametrize('cls', registered_classes())
+def stored_names(cls) -> set:
+    """The attributes that the constructors of ``cls`` and its parents
+    (mmlml's, or a stock one such as MMPretrain's ``MultiLabelMetric``)
+    store (``self.<name> =``)."""
+    names = set()
+    for klass in cls.__mro__:
+        init = vars(klass).get('__init__')
+        if inspect.isfunction(init):
+            names.update(
+                re.findall(r'self\.(\w+) = ', inspect.getsource(init)))
+    return names
+
+
+@pytest.mark.parametrize('cls', list(registered_classes(declaring=True)))
+def test_constructor_stores_every_setting(cls):
+    """``check_settings`` checks the declared names the object holds: a
+    setting the constructor forgot to store would go unchecked."""
+    assert set(cls.hyperparameters) - stored_names(cls) == set()
+
+
+@pytest.mark.parametrize('cls', list(registered_classes()))
 def test_rules_read_declared_settings(cls):
     """A rule reads declared settings (and values of the run)."""
     names = set(getattr(cls, 'hyperparameters', {})) | set(RUN_VALUES)
@@ -129,22 +135,6 @@ def test_all_kinds_are_covered():
 
 
 # ------------------------------------------------ the contract catches drift
-class _Drifted(PartialLabelLoss):
-    hyperparameters = dict(gamma=Real(2.0, low=0))
-
-    def __init__(self,
-                 *,
-                 gamma=1.0,
-                 extra=3,
-                 reduction='mean',
-                 loss_weight=1.0,
-                 use_sigmoid=True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
-
-
 class _Kept(PartialLabelLoss):
     hyperparameters = dict(gamma=Real(2.0, low=0))
 
@@ -154,28 +144,36 @@ class _Kept(PartialLabelLoss):
                  reduction='mean',
                  loss_weight=1.0,
                  use_sigmoid=True):
-        checked = check_settings(self, gamma=gamma)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.gamma = checked.gamma
+        self.gamma = gamma
+        check_settings(self)
 
 
-def test_contract_reports_undeclared_parameter_and_drifted_default():
-    assert 'extra' in signature_mismatch(_Drifted)
+class _Forgotten(_Kept):
+    """Declares a setting that its constructor neither takes nor stores."""
+    hyperparameters = dict(**_Kept.hyperparameters, beta=Real(1.0))
+
+
+def test_contract_reports_missing_parameter_and_drifted_default():
+    assert signature_mismatch(_Kept) == ''
+    assert stored_names(_Kept) >= {'gamma'}
     drifted = type('_DefaultDrift', (_Kept, ),
                    dict(hyperparameters=dict(gamma=Real(3.0, low=0))))
     assert 'gamma: signature default 2.0, declared 3.0' in \
         signature_mismatch(drifted)
-    assert signature_mismatch(_Kept) == ''
+    assert 'beta is declared but not a parameter' in \
+        signature_mismatch(_Forgotten)
+    assert 'beta' not in stored_names(_Forgotten)
 
 
-def test_loss_checks_its_settings_before_the_fixed_arguments():
-    """A loss's constructor checks its own settings first: with both a
-    wrong setting and a wrong reduction, the setting is named."""
-    with pytest.raises(ValueError, match='lamb'):
-        MODELS.build(dict(type='HillLoss', lamb=0.5, reduction='bogus'))
+def test_loss_checks_its_settings_when_built():
+    """A wrong setting and a wrong fixed argument are both refused when
+    the loss is built, each naming itself."""
+    with pytest.raises(ValueError, match='lamb must lie in'):
+        MODELS.build(dict(type='HillLoss', lamb=0.5))
     with pytest.raises(ValueError, match='reduction'):
         MODELS.build(dict(type='HillLoss', reduction='bogus'))
 
@@ -192,16 +190,19 @@ def test_role_loss_keeps_epr_constructor():
 
 
 # ------------------------------------------------------------- the mechanism
-def test_check_settings_checks_values_and_refuses_undeclared():
-    loss = _Kept(gamma=1)
-    assert loss.gamma == 1.0 and isinstance(loss.gamma, float)
+def test_check_settings_coerces_in_place_and_waits_for_later_names():
+    """The checked values replace the stored ones; a declared name that
+    the object does not hold yet (a parent's constructor checking its own
+    before the subclass stores the rest) is left for the later call."""
+    loss = _Kept(gamma=np.int64(1))
+    assert loss.gamma == 1.0 and type(loss.gamma) is float
     with pytest.raises(ValueError, match=r'gamma must lie in \[0, inf\]'):
         _Kept(gamma=-1)
-    with pytest.raises(
-            TypeError,
-            match=r'_Kept declares no setting beta: add it to '
-            r'_Kept\.hyperparameters'):
-        check_settings(loss, beta=1)
+    partial = _Forgotten()  # beta is never stored: only gamma is checked
+    assert partial.gamma == 2.0 and not hasattr(partial, 'beta')
+    partial.beta = 'x'
+    with pytest.raises(ValueError, match="beta must be a finite real number"):
+        check_settings(partial)
 
 
 class _Band:
@@ -214,9 +215,9 @@ class _Band:
                  'epochs'))
 
     def __init__(self, *, low=0, high=1):
-        checked = check_settings(self, low=low, high=high)
-        self.low = checked.low
-        self.high = checked.high
+        self.low = low
+        self.high = high
+        check_settings(self)
 
 
 def test_rules_at_construction_and_with_the_run():
@@ -225,9 +226,9 @@ def test_rules_at_construction_and_with_the_run():
     with pytest.raises(ValueError, match='_Band: low=2 exceeds high=1'):
         _Band(low=2)
     band = _Band(high=5)  # max_epochs is not known yet
-    check_run_rules(band, max_epochs=6)
+    check_settings(band, max_epochs=6)
     with pytest.raises(ValueError, match='_Band: high=5 needs more than 5'):
-        check_run_rules(band, max_epochs=5)
+        check_settings(band, max_epochs=5)
 
 
 def test_function_rules():
@@ -254,14 +255,31 @@ def test_warmup_rule_is_one_rule():
             ValueError,
             match='APLHook: warmup_epochs=3 leaves no epoch to '
             'pseudo-label in 3 epochs: set warmup_epochs below'):
-        check_run_rules(hook, max_epochs=3, purpose=hook.warmup_purpose)
+        check_settings(hook, max_epochs=3, purpose=hook.warmup_purpose)
 
 
-def test_message_error_text_and_typed():
-    flag = Flag(
-        False, message='{name} must be a bool, got {value!r}', error=TypeError)
-    with pytest.raises(TypeError, match="strict must be a bool, got 'yes'"):
-        flag.validate('strict', 'yes')
+def test_one_error_format_and_typed():
+    """Every kind's error reads ``<name> must ..., got <value>`` and a
+    hint follows it in parentheses; a declaration takes only its kind's
+    options."""
+    seed = Integer(0, high=2**32 - 1, hint='the images need a fixed seed')
+    with pytest.raises(
+            ValueError,
+            match=r'^seed must be an integer in \[0, 4294967295\], got '
+            r'4294967296 \(the images need a fixed seed\)$'):
+        seed.validate('seed', 2**32)
+    with pytest.raises(
+            ValueError, match=r'^seed is required \(the images need'):
+        seed.validate('seed', None)
+    with pytest.raises(TypeError, match='Integer has no option message'):
+        Integer(0, message='{name} is wrong')
+    probabilities = RealTuple((0.5, 0.5), low=0)
+    assert probabilities.validate('p', [1, np.float32(0.5), 0]) == \
+        (1.0, 0.5, 0.0)
+    with pytest.raises(ValueError, match=r'^p\[1\] must lie in \[0, inf\]'):
+        probabilities.validate('p', (1, -1))
+    with pytest.raises(ValueError, match='p must be a non-empty sequence'):
+        probabilities.validate('p', ())
     with pytest.raises(ValueError, match="prefix must be a non-empty str"):
         Text('x').validate('prefix', '')
     typed = Typed(types=(dict, ), spelled='a config dict')
@@ -309,7 +327,7 @@ def test_flags_refuse_strings(cfg):
 @pytest.mark.parametrize('kwargs, match', [
     (dict(warmup=1.0), r'warmup must lie in \[0, 1\)'),
     (dict(n_startup_trials=0), 'n_startup_trials must be an integer >= 1'),
-    (dict(trial_id=-1), 'trial_id must be a non-negative int'),
+    (dict(trial_id=-1), 'trial_id must be an integer >= 0'),
 ])
 def test_pruning_hook_settings_refused_when_built(kwargs, match):
     """The pruning hook's settings are refused when it is built, not when
@@ -352,3 +370,4 @@ def test_dataset_signature_defaults_are_the_declaration(name):
             assert params[setting].default == spec.default, (name, setting)
         else:  # a subclass passes it on through **kwargs
             assert any(p.kind is p.VAR_KEYWORD for p in params.values())
+    assert set(cls.hyperparameters) - stored_names(cls) == set()

@@ -16,7 +16,7 @@ import numpy as np
 from mmlml.registry import DATASETS
 from mmlml.utils.hyperparameters import (Integer, Real, RealTuple, Rule,
                                          check_settings)
-from ..partial.protocol import SEED, SPLIT_SEED_BOUND, VAL_FRAC
+from ..partial.protocol import SEED, VAL_FRAC
 from .canvases import Box, CanvasPools, free_box
 from .generated_multi_label_dataset import (IMAGE_SEED, SPLIT, SPLIT_STREAMS,
                                             GeneratedMultiLabelDataset)
@@ -187,13 +187,10 @@ class DigitCanvases(CanvasPools, GeneratedMultiLabelDataset):
         # valid split is.
         val_frac=VAL_FRAC,
         split_seed=SEED)
-    rules = (
-        Rule(
-            lambda digit_size: 0 < digit_size[0] <= digit_size[1] <= 1,
-            '{owner}: digit_size must be (smallest, largest) with 0 < '
-            'smallest <= largest <= 1, got {digit_size}'),
-        SPLIT_SEED_BOUND,
-    )
+    rules = (Rule(
+        lambda digit_size: 0 < digit_size[0] <= digit_size[1] <= 1,
+        '{owner}: digit_size must be (smallest, largest) with 0 < '
+        'smallest <= largest <= 1, got {digit_size}'), )
 
     def __init__(self,
                  split: str = 'train',
@@ -208,29 +205,22 @@ class DigitCanvases(CanvasPools, GeneratedMultiLabelDataset):
                  split_seed: int = 1200,
                  metainfo: Optional[dict] = None,
                  **kwargs):
-        checked = check_settings(
-            self,
-            split=split,
-            num_samples=num_samples,
-            img_size=img_size,
-            seed=seed,
-            max_digits=max_digits,
-            digit_size=digit_size,
-            max_overlap=max_overlap,
-            noise_std=noise_std,
-            val_frac=val_frac,
-            split_seed=split_seed)
-        self.max_digits = checked.max_digits
-        self.digit_size = checked.digit_size
-        self.max_overlap = checked.max_overlap
-        self.noise_std = checked.noise_std
-        self.val_frac = checked.val_frac
-        self.split_seed = checked.split_seed
+        self.split = split
+        self.num_samples = num_samples
+        self.img_size = img_size
+        self.seed = seed
+        self.max_digits = max_digits
+        self.digit_size = digit_size
+        self.max_overlap = max_overlap
+        self.noise_std = noise_std
+        self.val_frac = val_frac
+        self.split_seed = split_seed
+        check_settings(self)
         super().__init__(
-            split=checked.split,
-            num_samples=checked.num_samples,
-            img_size=checked.img_size,
-            seed=checked.seed,
+            split=self.split,
+            num_samples=self.num_samples,
+            img_size=self.img_size,
+            seed=self.seed,
             classes=self.CLASSES,
             named='after the digits',
             metainfo=metainfo,

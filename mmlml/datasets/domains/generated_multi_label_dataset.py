@@ -17,18 +17,15 @@ __all__ = ['GeneratedMultiLabelDataset', 'IMAGE_SEED', 'SPLIT']
 #: draw other images in every process.
 IMAGE_SEED = Integer(
     0,
+    high=2**32 - 1,
     hint='every process must draw the same images, so they need a fixed '
-    'seed, a non-negative integer')
+    'seed')
 
 #: The splits of a generated dataset, and the random stream each draws
 #: from (so that train and test canvases of one seed differ).
 SPLIT_STREAMS = dict(train=0, test=1)
 #: The ``split`` setting of the generated datasets.
-SPLIT = Choice(
-    'train',
-    options=tuple(SPLIT_STREAMS),
-    message=f'`split` must be one of {tuple(SPLIT_STREAMS)}, but got '
-    '{value!r}.')
+SPLIT = Choice('train', options=tuple(SPLIT_STREAMS))
 
 
 def short_names(names: Sequence[str], limit: int = 4) -> str:
@@ -44,9 +41,9 @@ class GeneratedMultiLabelDataset(MultiLabelDataset):
 
     It caches the ``(N, C)`` label matrix (``C`` =
     :attr:`num_label_columns`) after ``full_init`` and after MMEngine's
-    subsets, and checks indices. A subclass checks its settings (``split``
-    declared as :data:`SPLIT`, ``seed`` as :data:`IMAGE_SEED`), keeps its
-    own, then calls this ``__init__`` with the four that every generated
+    subsets, and checks indices. A subclass stores and checks its settings
+    (``split`` declared as :data:`SPLIT`, ``seed`` as :data:`IMAGE_SEED`),
+    then calls this ``__init__`` with the four that every generated
     dataset has and its class names; it defines
     :attr:`num_label_columns`.
 

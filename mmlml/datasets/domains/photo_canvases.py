@@ -22,9 +22,9 @@ import cv2
 import numpy as np
 
 from mmlml.registry import DATASETS
-from mmlml.utils.hyperparameters import (Flag, Integer, Real, RealSequence,
-                                         RealTuple, Rule, check_settings)
-from ..partial.protocol import SEED, SPLIT_SEED_BOUND, VAL_FRAC
+from mmlml.utils.hyperparameters import (Flag, Integer, Real, RealTuple, Rule,
+                                         check_settings)
+from ..partial.protocol import SEED, VAL_FRAC
 from .canvases import CanvasPools, free_box
 from .feature_maps import cached_feature_maps, check_features
 from .generated_multi_label_dataset import (IMAGE_SEED, SPLIT, SPLIT_STREAMS,
@@ -327,7 +327,7 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
         num_samples=Integer(1000, low=1),
         img_size=Integer(224, low=32),
         seed=IMAGE_SEED,
-        object_counts=RealSequence((0.4, 0.4, 0.2), low=0),
+        object_counts=RealTuple((0.4, 0.4, 0.2), low=0),
         object_size=RealTuple((0.5, 0.8), names=('smallest', 'largest')),
         max_overlap=Real(0.5, low=0, high=1),
         disjoint_photos=Flag(False),
@@ -349,7 +349,6 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
                 PHOTO_CATEGORIES) + (len(DRAWN_CATEGORIES) if drawings else 0),
             '{owner}: object_counts {object_counts} allows more objects of '
             'distinct classes than there are classes'),
-        SPLIT_SEED_BOUND,
     )
 
     def __init__(self,
@@ -369,37 +368,30 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
                  split_seed: int = 1200,
                  metainfo: Optional[dict] = None,
                  **kwargs):
-        checked = check_settings(
-            self,
-            split=split,
-            num_samples=num_samples,
-            img_size=img_size,
-            seed=seed,
-            object_counts=object_counts,
-            object_size=object_size,
-            max_overlap=max_overlap,
-            disjoint_photos=disjoint_photos,
-            drawings=drawings,
-            val_frac=val_frac,
-            split_seed=split_seed)
-        total = sum(checked.object_counts)
-        self.object_counts = tuple(c / total for c in checked.object_counts)
-        self.object_size = checked.object_size
-        self.max_overlap = checked.max_overlap
-        self.disjoint_photos = checked.disjoint_photos
-        self.drawings = checked.drawings
-        self.val_frac = checked.val_frac
-        self.split_seed = checked.split_seed
+        self.split = split
+        self.num_samples = num_samples
+        self.img_size = img_size
+        self.seed = seed
+        self.object_counts = object_counts
+        self.object_size = object_size
+        self.max_overlap = max_overlap
+        self.disjoint_photos = disjoint_photos
+        self.drawings = drawings
+        self.val_frac = val_frac
+        self.split_seed = split_seed
+        check_settings(self)
+        total = sum(self.object_counts)
+        self.object_counts = tuple(c / total for c in self.object_counts)
         self.categories = dict(PHOTO_CATEGORIES)
         if self.drawings:
             self.categories.update(DRAWN_CATEGORIES)
         self.stamps_root = find_stamps_root(stamps_root)
         self.features = check_features(features)
         super().__init__(
-            split=checked.split,
-            num_samples=checked.num_samples,
-            img_size=checked.img_size,
-            seed=checked.seed,
+            split=self.split,
+            num_samples=self.num_samples,
+            img_size=self.img_size,
+            seed=self.seed,
             classes=tuple(self.categories),
             named='after its photo categories',
             metainfo=metainfo,

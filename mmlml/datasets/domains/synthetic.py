@@ -188,12 +188,7 @@ class SyntheticShapes(GeneratedMultiLabelDataset):
     hyperparameters = dict(
         split=SPLIT,
         num_samples=Integer(5000, low=1),
-        num_classes=Integer(
-            20,
-            low=2,
-            high=MAX_CLASSES,
-            message=f'`num_classes` must be an integer in [2, {MAX_CLASSES}]'
-            ', but got {value!r}.'),
+        num_classes=Integer(20, low=2, high=MAX_CLASSES),
         # At least 4 pixels per grid cell (a rule below, with grid_size).
         img_size=Integer(32, low=4),
         seed=IMAGE_SEED,
@@ -204,12 +199,7 @@ class SyntheticShapes(GeneratedMultiLabelDataset):
         grid_size=Integer(3, low=1),
         noise_std=Real(8., low=0),
         colour_jitter=Real(12., low=0),
-        source_for=Integer(
-            None,
-            optional=True,
-            low=2,
-            message='{name} must be None or an int in [2, num_classes), '
-            'got {value!r}'))
+        source_for=Integer(None, optional=True, low=2))
     rules = (
         Rule(
             lambda img_size, grid_size: img_size >= 4 * grid_size,
@@ -238,30 +228,21 @@ class SyntheticShapes(GeneratedMultiLabelDataset):
                  source_for: Optional[int] = None,
                  metainfo: Optional[dict] = None,
                  **kwargs):
-        checked = check_settings(
-            self,
-            split=split,
-            num_samples=num_samples,
-            num_classes=num_classes,
-            img_size=img_size,
-            seed=seed,
-            p_max=p_max,
-            alpha=alpha,
-            cooccurrence=cooccurrence,
-            distractors=distractors,
-            grid_size=grid_size,
-            noise_std=noise_std,
-            colour_jitter=colour_jitter,
-            source_for=source_for)
-        self.num_classes = num_classes = checked.num_classes
-        self.p_max = checked.p_max
-        self.alpha = checked.alpha
-        self.cooccurrence = checked.cooccurrence
-        self.distractors = checked.distractors
-        self.grid_size = checked.grid_size
-        self.noise_std = checked.noise_std
-        self.colour_jitter = checked.colour_jitter
-        self.source_for = checked.source_for
+        self.split = split
+        self.num_samples = num_samples
+        self.num_classes = num_classes
+        self.img_size = img_size
+        self.seed = seed
+        self.p_max = p_max
+        self.alpha = alpha
+        self.cooccurrence = cooccurrence
+        self.distractors = distractors
+        self.grid_size = grid_size
+        self.noise_std = noise_std
+        self.colour_jitter = colour_jitter
+        self.source_for = source_for
+        check_settings(self)
+        num_classes = self.num_classes
 
         self.class_pairs, self.clutter_pairs = self._design(num_classes)
         self.label_columns = np.arange(num_classes)
@@ -277,10 +258,10 @@ class SyntheticShapes(GeneratedMultiLabelDataset):
             f'{COLOURS[c][0]} {SHAPES[s]}'
             for s, c in np.asarray(self.class_pairs)[self.label_columns])
         super().__init__(
-            split=checked.split,
-            num_samples=checked.num_samples,
-            img_size=checked.img_size,
-            seed=checked.seed,
+            split=self.split,
+            num_samples=self.num_samples,
+            img_size=self.img_size,
+            seed=self.seed,
             classes=classes,
             named='after the (colour, shape) pair each one draws (choose '
             'them with `num_classes` and `source_for`)',

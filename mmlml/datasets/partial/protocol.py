@@ -26,7 +26,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
-from mmlml.utils.hyperparameters import (Choice, Integer, Real, Rule,
+from mmlml.utils.hyperparameters import (Choice, Integer, Real,
                                          check_hyperparameters)
 from ..label_states import EVAL_UNKNOWN
 from .draws import (check_binary_matrix, draw_kept_positives,
@@ -34,8 +34,8 @@ from .draws import (check_binary_matrix, draw_kept_positives,
 
 __all__ = [
     'MODES', 'GENERATED_MODES', 'SPLITS', 'VAL_LABELS', 'SEED', 'VAL_FRAC',
-    'SPLIT_SEED_BOUND', 'check_seed', 'PartialLabelProtocol', 'SampleSplit',
-    'make_partial_labels', 'num_kept_positives', 'split_train_val'
+    'PartialLabelProtocol', 'SampleSplit', 'make_partial_labels',
+    'num_kept_positives', 'split_train_val'
 ]
 
 #: The modes of the observed labels.
@@ -51,18 +51,11 @@ VAL_LABELS = ('clean', 'observed')
 #: draw other labels in every dataloader worker and every rank.
 SEED = Integer(
     1200,
-    low=0,
+    high=2**32 - 1,
     hint='the partial labels must be the same in every process, so they '
-    'need a fixed seed, an integer in [0, 2**32)')
+    'need a fixed seed')
 #: The fraction of samples in the validation split.
 VAL_FRAC = Real(0.2, low=0, high=1)
-#: The bound that :func:`check_seed` adds to :data:`SEED`, as a rule of a
-#: class that declares the wrapper's ``split_seed=SEED`` (the canvas
-#: datasets), so that it refuses the split seeds the wrapper refuses.
-SPLIT_SEED_BOUND = Rule(
-    lambda split_seed: split_seed < 2**32,
-    '{owner}: split_seed must be an integer < 2**32, got {split_seed} (' +
-    SEED.hint + ')')
 
 _PROTOCOL = dict(
     mode=Choice('single_positive', options=MODES),
@@ -76,28 +69,13 @@ _SPLIT = dict(
     val_unknown=Choice(None, optional=True, options=EVAL_UNKNOWN))
 
 
-def check_seed(seed: Any, name: str = 'seed') -> int:
-    """Return ``seed`` as an int if it is an integer in ``[0, 2**32)`` (what
-    ``RandomState`` takes as a fixed seed), else raise a ``ValueError``
-    naming ``name``."""
-    seed = SEED.validate(name, seed)
-    if seed >= 2**32:
-        raise ValueError(f'{name} must be an integer < 2**32, got {seed} '
-                         f'({SEED.hint})')
-    return seed
-
-
 def _checked(value: Any, declared: Mapping[str, Any]) -> Dict[str, Any]:
-    """The declared fields of a frozen value, checked (seeds with
-    :func:`check_seed`), to store in place of the given ones."""
-    checked = check_hyperparameters(
+    """The declared fields of a frozen value, checked, to store in place of
+    the given ones."""
+    return check_hyperparameters(
         declared, {name: getattr(value, name)
                    for name in declared},
         type(value).__name__)
-    for name, spec in declared.items():
-        if spec is SEED:
-            checked[name] = check_seed(checked[name], name)
-    return checked
 
 
 def _store(value: Any, checked: Mapping[str, Any]) -> None:
@@ -417,7 +395,7 @@ def split_train_val(num_samples: int,
     """
     num_samples = Integer(low=0).validate('num_samples', num_samples)
     return _split(num_samples, VAL_FRAC.validate('val_frac', val_frac),
-                  check_seed(seed))
+                  SEED.validate('seed', seed))
 
 
 def _split(num_samples: int, val_frac: float,

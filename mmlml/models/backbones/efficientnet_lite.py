@@ -4,7 +4,7 @@ import torch
 from mmpretrain.models.backbones import EfficientNet
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import Flag, Integer, Setting, check_settings
+from mmlml.utils.hyperparameters import Flag, Integer, check_settings
 
 __all__ = ['EfficientNetLite']
 
@@ -73,11 +73,7 @@ class EfficientNetLite(EfficientNet):
     layer_settings = dict(l=_without_se(EfficientNet.layer_settings['b']))
     arch_settings = {'lite0': (1.0, 1.0, 224)}
 
-    hyperparameters = dict(
-        arch=Setting('lite0'),
-        act_cfg=Setting(dict(type='ReLU6')),
-        channels_last=Flag(False),
-        input_layer=Integer(0))
+    hyperparameters = dict(channels_last=Flag(False), input_layer=Integer(0))
 
     def __init__(self,
                  arch='lite0',
@@ -86,10 +82,9 @@ class EfficientNetLite(EfficientNet):
                  input_layer=0,
                  **kwargs):
         super().__init__(arch=arch, act_cfg=act_cfg, **kwargs)
-        checked = check_settings(
-            self, channels_last=channels_last, input_layer=input_layer)
-        self.channels_last = checked.channels_last
-        self.input_layer = checked.input_layer
+        self.channels_last = channels_last
+        self.input_layer = input_layer
+        check_settings(self)
         if self.input_layer >= len(self.layers) or any(
                 i < self.input_layer for i in self.out_indices):
             raise ValueError(

@@ -6,7 +6,7 @@ from mmpretrain.models.backbones.base_backbone import BaseBackbone
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import Integer, Setting, check_settings
+from mmlml.utils.hyperparameters import Integer, check_settings
 
 __all__ = ['PrecomputedFeatures']
 
@@ -33,17 +33,15 @@ class PrecomputedFeatures(BaseBackbone):
         - output: the tuple ``(input, )``.
     """
 
-    hyperparameters = dict(
-        in_channels=Integer(None, low=1, optional=True),
-        init_cfg=Setting(None))
+    hyperparameters = dict(in_channels=Integer(None, low=1, optional=True))
 
     def __init__(self,
                  *,
                  in_channels: Optional[int] = None,
                  init_cfg: Optional[dict] = None):
         super().__init__(init_cfg=init_cfg)
-        self.in_channels = check_settings(
-            self, in_channels=in_channels).in_channels
+        self.in_channels = in_channels
+        check_settings(self)
 
     def forward(self, x: Tensor) -> Tuple[Tensor]:
         if x.dim() != 4 or (self.in_channels is not None

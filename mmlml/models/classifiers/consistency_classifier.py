@@ -15,8 +15,7 @@ from mmpretrain.structures import DataSample
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import (REQUIRED, Real, Rule, Setting,
-                                         check_settings)
+from mmlml.utils.hyperparameters import Real, check_settings
 from .multi_view_data_preprocessor import MultiViewClsDataPreprocessor
 
 __all__ = ['multi_view_consistency', 'ConsistencyClassifier']
@@ -191,24 +190,10 @@ class ConsistencyClassifier(ImageClassifier):
         ...                   expected_positives=1.5)))
     """
 
-    hyperparameters = dict(
-        backbone=Setting(),
-        neck=Setting(None, optional=True),
-        head=Setting(None, optional=True),
-        consistency_weight=Real(0.7, low=0),
-        pretrained=Setting(None, optional=True),
-        train_cfg=Setting(None, optional=True),
-        data_preprocessor=Setting(None, optional=True),
-        init_cfg=Setting(None, optional=True))
-    rules = (Rule(
-        lambda train_cfg: not train_cfg,
-        '{owner} does not support batch augments (Mixup, CutMix): they '
-        'would mix each view with a different image and blend partial '
-        'labels into soft targets; remove `train_cfg` ({train_cfg!r}) from '
-        'the model.'), )
+    hyperparameters = dict(consistency_weight=Real(0.7, low=0))
 
     def __init__(self,
-                 backbone: dict = REQUIRED,
+                 backbone: dict,
                  neck: Optional[dict] = None,
                  head: Optional[dict] = None,
                  consistency_weight: float = 0.7,
@@ -217,16 +202,12 @@ class ConsistencyClassifier(ImageClassifier):
                  data_preprocessor: Optional[Union[dict, nn.Module]] = None,
                  init_cfg: Optional[dict] = None):
         name = type(self).__name__
-        checked = check_settings(
-            self,
-            backbone=backbone,
-            neck=neck,
-            head=head,
-            consistency_weight=consistency_weight,
-            pretrained=pretrained,
-            train_cfg=train_cfg,
-            data_preprocessor=data_preprocessor,
-            init_cfg=init_cfg)
+        if train_cfg:
+            raise ValueError(
+                f'{name} does not support batch augments (Mixup, CutMix): '
+                'they would mix each view with a different image and blend '
+                'partial labels into soft targets; remove `train_cfg` '
+                f'({train_cfg!r}) from the model.')
         if data_preprocessor is None:
             data_preprocessor = {}
         if isinstance(data_preprocessor, dict):
@@ -239,7 +220,8 @@ class ConsistencyClassifier(ImageClassifier):
             pretrained=pretrained,
             data_preprocessor=data_preprocessor,
             init_cfg=init_cfg)
-        self.consistency_weight = checked.consistency_weight
+        self.consistency_weight = consistency_weight
+        check_settings(self)
         preprocessor = self.data_preprocessor
         if getattr(preprocessor, 'batch_augments', None) is not None:
             raise ValueError(

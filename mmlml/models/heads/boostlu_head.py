@@ -73,7 +73,8 @@ class BoostLUClsHead(PartialLabelLinearClsHead):
                  alpha: float = 5.0,
                  **kwargs):
         super().__init__(*args, label_estimator=label_estimator, **kwargs)
-        self.alpha = check_settings(self, alpha=alpha).alpha
+        self.alpha = alpha
+        check_settings(self)
 
     def class_activation_map(self, feats: Tuple[Tensor]) -> Tensor:
         """The boosted class activation map ``(N, C, H, W)`` of the last

@@ -83,12 +83,10 @@ class LabelStateMixin:
                  label_estimator: Optional[dict] = None,
                  **kwargs):
         super().__init__(*args, **kwargs)
-        label_estimator = check_settings(
-            self, label_estimator=label_estimator).label_estimator
-        if label_estimator is not None and not isinstance(
-                label_estimator, nn.Module):
-            label_estimator = MODELS.build(label_estimator)
         self.label_estimator = label_estimator
+        check_settings(self)
+        if isinstance(label_estimator, dict):
+            self.label_estimator = MODELS.build(label_estimator)
         # Only a stock sigmoid loss has its first target checked.
         self._check_first_target = stock_loss_name(
             self.loss_module) is not None

@@ -51,17 +51,10 @@ def size_warning(num_samples: int, num_classes: int) -> Optional[str]:
 
 def _probability(default: float, low: float = 0.0) -> Real:
     """A probability in ``(low, 1)``."""
-    return Real(
-        default,
-        low=low,
-        high=1,
-        low_open=True,
-        high_open=True,
-        message=f'{{name}} must lie in ({low}, 1), got {{value!r}}')
+    return Real(default, low=low, high=1, low_open=True, high_open=True)
 
 
-_SIZE = Integer(
-    low=1, message='{name} must be a positive integer, got {value!r}')
+_SIZE = Integer(low=1)
 
 
 @MODELS.register_module()
@@ -143,18 +136,12 @@ class ROLELabelEstimator(nn.Module):
                  positive_prob: float = 0.995,
                  negative_prob: float = 0.005):
         super().__init__()
-        checked = check_settings(
-            self,
-            num_samples=num_samples,
-            num_classes=num_classes,
-            unannotated_prob=unannotated_prob,
-            positive_prob=positive_prob,
-            negative_prob=negative_prob)
-        self.num_samples = checked.num_samples
-        self.num_classes = checked.num_classes
-        self.unannotated_prob = checked.unannotated_prob
-        self.positive_prob = checked.positive_prob
-        self.negative_prob = checked.negative_prob
+        self.num_samples = num_samples
+        self.num_classes = num_classes
+        self.unannotated_prob = unannotated_prob
+        self.positive_prob = positive_prob
+        self.negative_prob = negative_prob
+        check_settings(self)
         self.logits = nn.Parameter(
             torch.zeros(self.num_samples, self.num_classes))
         # (N, C) once initialised, (0, 0) before: a checkpoint of another

@@ -9,7 +9,6 @@ EPR, Large Loss (R, Ct), focal, ASL, EntMin and MSE on negatives.
 ``LossSum`` adds several of them. :data:`LOSS_CATALOG` lists them all with
 the arguments they need.
 """
-from mmlml.utils.hyperparameters import check_hparam
 from mmlml.utils.progress import TrainingProgress
 from .an_loss import ANLoss, assume_negative_loss
 from .anls_loss import ANLSLoss
@@ -48,20 +47,20 @@ from .zlpr_loss import ZLPRLoss, zlpr_loss
 
 __all__ = [
     'NEGATIVE', 'POSITIVE', 'UNKNOWN', 'PartialLabelLoss', 'TrainingProgress',
-    'check_hparam', 'partial_label_loss', 'prepare_inputs',
-    'prepare_pseudo_labels', 'reduce_loss', 'LOSS_CATALOG', 'EXAMPLE_STATE',
-    'example_state', 'FocalMarginLoss', 'HillLoss', 'focal_margin_loss',
-    'hill_loss', 'SPLCLoss', 'SPLC_BASES', 'splc_corrected_target',
-    'splc_loss', 'splc_pseudo_positives', 'LASDLoss', 'lasd_lambda_neg',
-    'lasd_loss', 'GRLoss', 'gce_term', 'gr_loss', 'gr_loss_with_weights',
-    'EMLoss', 'em_loss', 'EMAPLLoss', 'em_apl_loss', 'OPMLLoss', 'ZLPRLoss',
-    'opml_loss', 'zlpr_loss', 'HighRankRegularizer', 'high_rank_loss',
-    'LossSum', 'ANLSLoss', 'ANLoss', 'NegativeMSELoss', 'WANLoss',
-    'assume_negative_loss', 'negative_mse_loss', 'EPRLoss', 'epr_loss',
-    'LargeLoss', 'large_loss', 'num_large_losses', 'select_large_losses',
-    'large_loss_selection', 'OPMLSPLoss', 'opml_sp_loss', 'opml_sp_targets',
-    'PartialAsymmetricLoss', 'PartialFocalLoss', 'asymmetric_focal_loss',
-    'EntMinLoss', 'entmin_loss', 'ROLELoss', 'role_loss', 'CRISPLoss',
-    'crisp_loss', 'STOCK_SIGMOID_LOSSES', 'check_stock_loss_target',
-    'stock_loss_name', 'VLPLLoss', 'vlpl_loss', 'GPRLoss', 'gpr_loss'
+    'partial_label_loss', 'prepare_inputs', 'prepare_pseudo_labels',
+    'reduce_loss', 'LOSS_CATALOG', 'EXAMPLE_STATE', 'example_state',
+    'FocalMarginLoss', 'HillLoss', 'focal_margin_loss', 'hill_loss',
+    'SPLCLoss', 'SPLC_BASES', 'splc_corrected_target', 'splc_loss',
+    'splc_pseudo_positives', 'LASDLoss', 'lasd_lambda_neg', 'lasd_loss',
+    'GRLoss', 'gce_term', 'gr_loss', 'gr_loss_with_weights', 'EMLoss',
+    'em_loss', 'EMAPLLoss', 'em_apl_loss', 'OPMLLoss', 'ZLPRLoss', 'opml_loss',
+    'zlpr_loss', 'HighRankRegularizer', 'high_rank_loss', 'LossSum',
+    'ANLSLoss', 'ANLoss', 'NegativeMSELoss', 'WANLoss', 'assume_negative_loss',
+    'negative_mse_loss', 'EPRLoss', 'epr_loss', 'LargeLoss', 'large_loss',
+    'num_large_losses', 'select_large_losses', 'large_loss_selection',
+    'OPMLSPLoss', 'opml_sp_loss', 'opml_sp_targets', 'PartialAsymmetricLoss',
+    'PartialFocalLoss', 'asymmetric_focal_loss', 'EntMinLoss', 'entmin_loss',
+    'ROLELoss', 'role_loss', 'CRISPLoss', 'crisp_loss', 'STOCK_SIGMOID_LOSSES',
+    'check_stock_loss_target', 'stock_loss_name', 'VLPLLoss', 'vlpl_loss',
+    'GPRLoss', 'gpr_loss'
 ]

@@ -56,11 +56,10 @@ class ANLSLoss(PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        checked = check_settings(
-            self, smoothing=smoothing, negatives_only=negatives_only)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.smoothing = checked.smoothing
-        self.negatives_only = checked.negatives_only
+        self.smoothing = smoothing
+        self.negatives_only = negatives_only
+        check_settings(self)

@@ -133,18 +133,17 @@ class PartialLabelLoss(nn.Module):
     of the keyword arguments it takes besides ``reduction``,
     ``loss_weight`` and ``use_sigmoid`` (usually the functional form's,
     through :func:`~.hyperparameters.hyperparameters_of`). Its constructor
-    lists them with their declared defaults, validates its own with one
-    :func:`~mmlml.utils.hyperparameters.check_settings` call (first, so
-    that a wrong setting is named before anything is built), passes the
-    three fixed ones to this one and stores each checked value as an
-    attribute of the same name (``self.gamma = ...``), e.g.::
+    lists them with their declared defaults, passes the three fixed ones
+    to this one, stores each of its own as an attribute of the same name
+    and ends with :func:`~mmlml.utils.hyperparameters.check_settings`,
+    which validates them in place (``float`` for a ``Real``...), e.g.::
 
         def __init__(self, *, gamma=2.0, reduction='mean',
                      loss_weight=1.0, use_sigmoid=True):
-            checked = check_settings(self, gamma=gamma)
             super().__init__(reduction=reduction, loss_weight=loss_weight,
                              use_sigmoid=use_sigmoid)
-            self.gamma = checked.gamma
+            self.gamma = gamma
+            check_settings(self)
 
     A loss without hyperparameters writes no constructor. A test compares
     every registered loss's signature with its declaration.

@@ -185,9 +185,9 @@ class CRISPLoss(PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        checked = check_settings(self, correction=correction)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.correction = checked.correction
+        self.correction = correction
+        check_settings(self)

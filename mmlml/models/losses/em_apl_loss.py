@@ -89,10 +89,10 @@ class EMAPLLoss(PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        checked = check_settings(self, alpha=alpha, beta=beta)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.alpha = checked.alpha
-        self.beta = checked.beta
+        self.alpha = alpha
+        self.beta = beta
+        check_settings(self)

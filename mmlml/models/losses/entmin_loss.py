@@ -66,9 +66,9 @@ class EntMinLoss(PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        checked = check_settings(self, alpha=alpha)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.alpha = checked.alpha
+        self.alpha = alpha
+        check_settings(self)

@@ -106,9 +106,9 @@ class EPRLoss(PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        checked = check_settings(self, expected_positives=expected_positives)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.expected_positives = checked.expected_positives
+        self.expected_positives = expected_positives
+        check_settings(self)

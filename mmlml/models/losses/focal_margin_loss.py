@@ -93,12 +93,11 @@ class FocalMarginLoss(PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        checked = check_settings(
-            self, margin=margin, gamma=gamma, gamma_neg=gamma_neg)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.margin = checked.margin
-        self.gamma = checked.gamma
-        self.gamma_neg = checked.gamma_neg
+        self.margin = margin
+        self.gamma = gamma
+        self.gamma_neg = gamma_neg
+        check_settings(self)

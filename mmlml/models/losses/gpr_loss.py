@@ -217,12 +217,6 @@ class GPRLoss(GRLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        checked = check_settings(
-            self,
-            rho=rho,
-            lam=lam,
-            reg=reg,
-            expected_positives=expected_positives)
         super().__init__(
             q2=q2,
             q3=q3,
@@ -235,10 +229,11 @@ class GPRLoss(GRLoss):
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.rho = checked.rho
-        self.lam = checked.lam
-        self.reg = checked.reg
-        self.expected_positives = checked.expected_positives
+        self.rho = rho
+        self.lam = lam
+        self.reg = reg
+        self.expected_positives = expected_positives
+        check_settings(self)
 
     def loss_kwargs(self, cls_score: Tensor) -> Dict[str, Any]:
         return dict(

@@ -235,28 +235,19 @@ class GRLoss(TrainingProgress, PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        checked = check_settings(
-            self,
-            q2=q2,
-            q3=q3,
-            beta=beta,
-            alpha=alpha,
-            linear_init=linear_init,
-            schedule=schedule,
-            max_epochs=max_epochs,
-            q1=q1)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.q2 = checked.q2
-        self.q3 = checked.q3
-        self.beta = checked.beta
-        self.alpha = checked.alpha
-        self.linear_init = checked.linear_init
-        self.schedule = checked.schedule
-        self.max_epochs = checked.max_epochs
-        self.q1 = checked.q1
+        self.q2 = q2
+        self.q3 = q3
+        self.beta = beta
+        self.alpha = alpha
+        self.linear_init = linear_init
+        self.schedule = schedule
+        self.max_epochs = max_epochs
+        self.q1 = q1
+        check_settings(self)
 
     @property
     def min_epochs(self) -> int:

@@ -119,9 +119,9 @@ class HighRankRegularizer(nn.Module):
                  use_sigmoid: bool = True):
         super().__init__()
         check_use_sigmoid('HighRankRegularizer', use_sigmoid)
-        checked = check_settings(self, loss_weight=loss_weight, eps=eps)
-        self.loss_weight = checked.loss_weight
-        self.eps = checked.eps
+        self.loss_weight = loss_weight
+        self.eps = eps
+        check_settings(self)
 
     def forward(self,
                 cls_score: Tensor,

@@ -90,11 +90,11 @@ class HillLoss(PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        checked = check_settings(self, lamb=lamb, margin=margin, gamma=gamma)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.lamb = checked.lamb
-        self.margin = checked.margin
-        self.gamma = checked.gamma
+        self.lamb = lamb
+        self.margin = margin
+        self.gamma = gamma
+        check_settings(self)

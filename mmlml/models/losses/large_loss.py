@@ -309,13 +309,13 @@ class LargeLoss(TrainingProgress, PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        checked = check_settings(self, mode=mode, delta_rel=delta_rel)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.mode = checked.mode
-        self.delta_rel = checked.delta_rel
+        self.mode = mode
+        self.delta_rel = delta_rel
+        check_settings(self)
         if self.mode == 'permanent':
             # Only LL-Cp reads per-sample state: its earlier corrections.
             self.state_inputs = ('pseudo_labels', )

@@ -219,23 +219,15 @@ class LASDLoss(PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        checked = check_settings(
-            self,
-            lambda_pos=lambda_pos,
-            lambda_neg=lambda_neg,
-            expected_positives=expected_positives,
-            tau=tau,
-            gamma_pos=gamma_pos,
-            gamma_neg=gamma_neg,
-            observed_negative_weight=observed_negative_weight)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.lambda_pos = checked.lambda_pos
-        self.lambda_neg = checked.lambda_neg
-        self.expected_positives = checked.expected_positives
-        self.tau = checked.tau
-        self.gamma_pos = checked.gamma_pos
-        self.gamma_neg = checked.gamma_neg
-        self.observed_negative_weight = checked.observed_negative_weight
+        self.lambda_pos = lambda_pos
+        self.lambda_neg = lambda_neg
+        self.expected_positives = expected_positives
+        self.tau = tau
+        self.gamma_pos = gamma_pos
+        self.gamma_neg = gamma_neg
+        self.observed_negative_weight = observed_negative_weight
+        check_settings(self)

@@ -5,7 +5,7 @@ import torch.nn as nn
 from torch import Tensor
 
 from mmlml.registry import MODELS
-from mmlml.utils.hyperparameters import REQUIRED, Setting, check_settings
+from mmlml.utils.hyperparameters import REQUIRED
 from .base import check_use_sigmoid
 
 __all__ = ['LossSum']
@@ -34,15 +34,14 @@ class LossSum(nn.Module):
             :class:`~.base.PartialLabelLoss`).
     """
 
-    hyperparameters = dict(losses=Setting())
-
     def __init__(self,
                  *,
                  losses: Sequence[Union[dict, nn.Module]] = REQUIRED,
                  use_sigmoid: bool = True):
         super().__init__()
         check_use_sigmoid('LossSum', use_sigmoid)
-        losses = check_settings(self, losses=losses).losses
+        if losses is REQUIRED:
+            raise ValueError('losses is required')
         if isinstance(losses, (dict, nn.Module)) or not losses:
             raise ValueError('losses must be a non-empty list of loss '
                              f'configs or modules, got {losses!r}')

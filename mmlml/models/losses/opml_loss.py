@@ -195,16 +195,15 @@ class OPMLLoss(PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        checked = check_settings(
-            self, a=a, b=b, pos_margin=pos_margin, neg_margin=neg_margin)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.a = checked.a
-        self.b = checked.b
-        self.pos_margin = checked.pos_margin
-        self.neg_margin = checked.neg_margin
+        self.a = a
+        self.b = b
+        self.pos_margin = pos_margin
+        self.neg_margin = neg_margin
+        check_settings(self)
         # The margins are another spelling of the constants.
         if self.pos_margin is not None:
             self.a = CONSTANT.validate('a', math.exp(-self.pos_margin))

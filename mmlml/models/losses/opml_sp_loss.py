@@ -186,7 +186,6 @@ class OPMLSPLoss(OPMLLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        checked = check_settings(self, rho=rho)
         super().__init__(
             a=a,
             b=b,
@@ -195,7 +194,8 @@ class OPMLSPLoss(OPMLLoss):
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.rho = checked.rho
+        self.rho = rho
+        check_settings(self)
 
     def loss_kwargs(self, cls_score: Tensor) -> Dict:
         return dict(super().loss_kwargs(cls_score), rho=self.rho)

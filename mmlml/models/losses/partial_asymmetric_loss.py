@@ -117,17 +117,12 @@ class PartialAsymmetricLoss(PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        checked = check_settings(
-            self,
-            gamma_pos=gamma_pos,
-            gamma_neg=gamma_neg,
-            clip=clip,
-            detach_focal_weight=detach_focal_weight)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.gamma_pos = checked.gamma_pos
-        self.gamma_neg = checked.gamma_neg
-        self.clip = checked.clip
-        self.detach_focal_weight = checked.detach_focal_weight
+        self.gamma_pos = gamma_pos
+        self.gamma_neg = gamma_neg
+        self.clip = clip
+        self.detach_focal_weight = detach_focal_weight
+        check_settings(self)

@@ -55,13 +55,13 @@ class PartialFocalLoss(PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        checked = check_settings(self, gamma=gamma, alpha=alpha)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.gamma = checked.gamma
-        self.alpha = checked.alpha
+        self.gamma = gamma
+        self.alpha = alpha
+        check_settings(self)
 
     def loss_kwargs(self, cls_score: Tensor) -> Dict:
         pos_weight, neg_weight = ((1.0, 1.0) if self.alpha is None else

@@ -210,33 +210,21 @@ class SPLCLoss(TrainingProgress, PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        checked = check_settings(
-            self,
-            tau=tau,
-            change_epoch=change_epoch,
-            margin=margin,
-            gamma=gamma,
-            gamma_pos=gamma_pos,
-            gamma_neg=gamma_neg,
-            clip=clip,
-            pseudo_margin=pseudo_margin,
-            detach_focal_weight=detach_focal_weight)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.tau = checked.tau
-        self.change_epoch = checked.change_epoch
-        self.margin = checked.margin
-        self.gamma = checked.gamma
+        self.tau = tau
+        self.change_epoch = change_epoch
+        self.margin = margin
+        self.gamma = gamma
         # ``gamma`` is the default of both focusing parameters.
-        self.gamma_pos = (
-            checked.gamma if checked.gamma_pos is None else checked.gamma_pos)
-        self.gamma_neg = (
-            checked.gamma if checked.gamma_neg is None else checked.gamma_neg)
-        self.clip = checked.clip
-        self.pseudo_margin = checked.pseudo_margin
-        self.detach_focal_weight = checked.detach_focal_weight
+        self.gamma_pos = gamma if gamma_pos is None else gamma_pos
+        self.gamma_neg = gamma if gamma_neg is None else gamma_neg
+        self.clip = clip
+        self.pseudo_margin = pseudo_margin
+        self.detach_focal_weight = detach_focal_weight
+        check_settings(self)
 
     def correcting(self, cls_score: Tensor) -> Union[bool, Tensor]:
         """Whether the correction is on at the current epoch (a 0-dim

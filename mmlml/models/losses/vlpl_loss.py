@@ -150,17 +150,12 @@ class VLPLLoss(PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        checked = check_settings(
-            self,
-            alpha=alpha,
-            beta_pos=beta_pos,
-            beta_neg=beta_neg,
-            smoothing=smoothing)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.alpha = checked.alpha
-        self.beta_pos = checked.beta_pos
-        self.beta_neg = checked.beta_neg
-        self.smoothing = checked.smoothing
+        self.alpha = alpha
+        self.beta_pos = beta_pos
+        self.beta_neg = beta_neg
+        self.smoothing = smoothing
+        check_settings(self)

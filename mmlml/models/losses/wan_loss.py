@@ -47,9 +47,9 @@ class WANLoss(PartialLabelLoss):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
-        checked = check_settings(self, neg_weight=neg_weight)
         super().__init__(
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.neg_weight = checked.neg_weight
+        self.neg_weight = neg_weight
+        check_settings(self)

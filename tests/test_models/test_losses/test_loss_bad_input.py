@@ -50,10 +50,11 @@ def call(loss, cls_score, target):
 
 
 def _float_hyperparameters():
-    """(loss, hyperparameter) for every declared real hyperparameter."""
+    """(loss, hyperparameter) for every declared real hyperparameter (not
+    the tuples, :func:`_tuple_hyperparameters`)."""
     return [(name, hp) for name in LOSS_CATALOG for hp, spec in getattr(
         MODELS.get(name), 'hyperparameters', {}).items()
-            if isinstance(spec, Real)]
+            if isinstance(spec, Real) and not isinstance(spec, RealTuple)]
 
 
 def _tuple_hyperparameters():
