@@ -49,7 +49,7 @@ class Hyperparameter:
 
     def __init__(self, default: Any = REQUIRED, **options: Any):
         for key, value in options.items():
-            if not hasattr(type(self), key):
+            if callable(getattr(type(self), key, len)):  # not an option
                 raise TypeError(f'{type(self).__name__} has no option {key}')
             setattr(self, key, value)
         self.default = default
