@@ -313,7 +313,7 @@ class CLIPPseudoLabeller(BasePseudoLabeller):
         check_settings(self)
         # What the encoder, the embeddings and the statistics build takes
         # their place (the statistics as (1, 3, 1, 1) buffers).
-        mean, std = self.mean, self.std
+        mean, std, proj_dims = self.mean, self.std, self.proj_dims
         del self.image_encoder, self.text_embeddings, self.mean, self.std
         for name, rgb in (('mean', mean), ('std', std)):
             self.register_buffer(
