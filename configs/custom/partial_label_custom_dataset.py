@@ -14,7 +14,8 @@
 #   data/mine/train.json   training images: positives (`gt_label`),
 #                          observed negatives (`gt_label_negative`), the
 #                          rest unknown
-#   data/mine/test.json    test images, evaluated on their known labels
+#   data/mine/test.json    test images, fully labelled (`gt_label` lists
+#                          every positive; the rest are negatives)
 #
 # Check the preparation, then train and test:
 #   python tools/dataset_converters/dataset_summary.py \
@@ -75,7 +76,11 @@ val_dataloader = dict(
         mode='annotated',
         val_labels='observed',
         dataset=dict(_delete_=True, **images, pipeline=test_pipeline)))
-# A test set that is fully labelled takes `unlisted='negative'` instead.
+# The test set is fully labelled: `unlisted='negative'` (a class not in
+# `gt_label` is a negative). A partially labelled test file takes
+# `unlisted='unknown'` and lists its observed negatives in
+# `gt_label_negative` (evaluated on its known labels); one with no negative
+# at all is refused, since every predictor would score 100 on it.
 test_dataloader = dict(
     batch_size=batch_size,
     dataset=dict(
@@ -84,7 +89,7 @@ test_dataloader = dict(
         data_root=data_root,
         ann_file='test.json',
         data_prefix='images/',
-        unlisted='unknown',
+        unlisted='negative',
         test_mode=True,
         pipeline=test_pipeline))
 

@@ -3,10 +3,9 @@ dataset and the argument: indices, the annotation files of a wrapped
 dataset (before anything reads them) and its pipeline. (Numeric arguments
 are checked with :func:`mmlml.utils.hyperparameters.check_hparam`.)"""
 import numbers
-import os.path as osp
 from typing import Any, Iterator, List, Tuple
 
-from .file_utils import refuse_pickle
+from .file_utils import file_format, refuse_pickle
 
 __all__ = [
     'check_index', 'check_annotation_files', 'check_config_annotation_files',
@@ -105,7 +104,7 @@ def check_annotation_files(dataset: Any, where: str = 'dataset') -> None:
         if not ann_file:
             continue
         refuse_pickle(ann_file, f'The annotation file ({name}.ann_file)')
-        extension = osp.splitext(str(ann_file))[1].lower()
+        extension = file_format(ann_file)
         if (extension in UNSAFE_YAML_EXTENSIONS
                 and not _is_mmlml_dataset(part)):
             raise ValueError(

@@ -19,7 +19,7 @@ from .label_lists import (LabelLists, compact_indices, row_pointers,
 from .label_states import (UNLISTED, check_label_indices, evaluation_target,
                            label_matrices, label_states)
 
-__all__ = ['CustomMultiLabelDataset']
+__all__ = ['CustomMultiLabelDataset', 'NoKnownNegative']
 
 
 def _describe(value, key: str) -> str:
@@ -29,6 +29,11 @@ def _describe(value, key: str) -> str:
             return f'a `{key}` of type {type(value[key]).__name__}'
         return f'an object with the keys {quote(sorted(value))}'
     return f'a {type(value).__name__}'
+
+
+class NoKnownNegative(ValueError):
+    """An evaluation split of a partial annotation with no known negative:
+    every known label is a positive, so any predictor scores 100."""
 
 
 @DATASETS.register_module()
@@ -64,7 +69,10 @@ class CustomMultiLabelDataset(MultiLabelDataset):
       carries a ``gt_score`` in MMPretrain's evaluation convention (1
       positive, 0 negative, -1 unknown, which ``AveragePrecision`` and
       ``MultiLabelMetric`` ignore), so mAP and F1 are computed over known
-      labels only.
+      labels only. Such a split needs a known negative: one whose every
+      known label is a positive (a fully labelled file read with
+      ``unlisted='unknown'``) is refused when it is loaded
+      (:class:`NoKnownNegative`), since every predictor would score 100.
     - Otherwise a sample carries only ``gt_label``: a model trained on this
       dataset directly sees the positives and treats everything else as
       unannotated (mmlml's 0), so its verified negatives are unused; train
@@ -336,6 +344,9 @@ class CustomMultiLabelDataset(MultiLabelDataset):
             # MMEngine kept the samples of `indices` after filter_data.
             self._subset_label_lists(self._indices)
         stats = self._statistics
+        problem = self.evaluation_label_problem()
+        if problem:
+            raise NoKnownNegative(problem)
         split = getattr(self, 'split', None)
         print_log(
             f'{type(self).__name__}'
@@ -369,6 +380,31 @@ class CustomMultiLabelDataset(MultiLabelDataset):
     def partially_annotated(self) -> bool:
         """bool: Whether a class in neither list is unknown."""
         return self.unlisted == 'unknown'
+
+    def evaluation_label_problem(self,
+                                 evaluated: Optional[bool] = None
+                                 ) -> Optional[str]:
+        """Why this split cannot be evaluated, or None: a partial
+        annotation whose known labels are all positives (no negative,
+        listed or implied) gives every predictor mAP 100 on its known
+        labels.
+
+        Args:
+            evaluated (bool, optional): Judge the split as an evaluation
+                split (or not); defaults to :attr:`is_evaluation_split`.
+        """
+        if evaluated is None:
+            evaluated = self.is_evaluation_split
+        stats = self._statistics or {}
+        if not (evaluated and self.partially_annotated
+                and stats.get('num_positives') and not stats['num_negatives']):
+            return None
+        return (f'{type(self).__name__} ({self.ann_file}) is evaluated on '
+                'its known labels, but none is a negative: every known label '
+                'is a positive, so any predictor would score mAP 100. For a '
+                "fully labelled file set unlisted='negative' (a class not "
+                'listed in `gt_label` is a negative); for a partial one, list '
+                'the observed negatives in `gt_label_negative`.')
 
     @property
     def is_evaluation_split(self) -> bool:

@@ -6,7 +6,7 @@ from typing import Any, List
 
 __all__ = [
     'check_file', 'read_lines', 'quote', 'load_annotation', 'refuse_pickle',
-    'SAFE_FORMATS', 'PICKLE_EXTENSIONS'
+    'file_format', 'SAFE_FORMATS', 'PICKLE_EXTENSIONS'
 ]
 
 #: The formats :func:`load_annotation` reads, by file extension: parsers
@@ -41,14 +41,33 @@ def quote(entry: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[:limit] + '...'
 
 
+def file_format(path: Any) -> str:
+    """The format ``mmengine.load`` reads ``path`` in, as an extension:
+    the text after the last dot of the whole path, lower-cased, with a
+    leading dot (``''`` without a dot).
+
+    This is MMEngine's rule (``file.split('.')[-1]``), not
+    ``os.path.splitext``'s: a file named ``.pkl`` has no extension for
+    ``splitext`` but is unpickled by ``mmengine.load``, so every check of
+    a file that MMEngine may load decides by this function.
+
+    Example:
+        >>> file_format('ann/.pkl'), file_format('a.b/x.JSON')
+        ('.pkl', '.json')
+    """
+    text = str(path)
+    return '.' + text.rsplit('.', 1)[1].lower() if '.' in text else ''
+
+
 def _formats() -> str:
     """The formats :func:`load_annotation` reads, as errors list them."""
     return ', '.join(f'{name} ({ext})' for ext, name in SAFE_FORMATS.items())
 
 
 def refuse_pickle(path: Any, what: str = 'The annotation file') -> None:
-    """Refuse ``path`` if its extension is a pickle's (``.pkl``,
-    ``.pickle``, ``.pk``), before anything reads it: unpickling (as
+    """Refuse ``path`` if its format (:func:`file_format`, the rule of
+    ``mmengine.load``) is a pickle's (``.pkl``, ``.pickle``, ``.pk``, any
+    case), before anything reads it: unpickling (as
     ``mmengine.load`` does for these extensions) can run any code the file
     names.
 
@@ -56,7 +75,7 @@ def refuse_pickle(path: Any, what: str = 'The annotation file') -> None:
         ValueError: ``path`` is a pickle, naming it and the formats to
             convert it to.
     """
-    if osp.splitext(str(path))[1].lower() not in PICKLE_EXTENSIONS:
+    if file_format(path) not in PICKLE_EXTENSIONS:
         return
     raise ValueError(
         f'{what} {str(path)!r} is a pickle file: loading a pickle can run any '
@@ -77,7 +96,7 @@ def load_annotation(path: str, what: str = 'The annotation file') -> Any:
             format; or a file that does not parse.
     """
     refuse_pickle(path, what)
-    extension = osp.splitext(path)[1].lower()
+    extension = file_format(path)
     if extension not in SAFE_FORMATS:
         raise ValueError(f'{what} {path!r} has the extension '
                          f'{extension or "(none)"!r}: annotation files are '

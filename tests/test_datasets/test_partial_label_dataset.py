@@ -770,13 +770,29 @@ def test_pickle_annotation_of_a_wrapped_dataset_is_refused(
     assert not mark.exists()
 
 
-def test_yaml_annotation_of_a_stock_dataset_is_refused(tmp_path):
+@pytest.mark.parametrize('name', ['.pkl', 'ann.Pickle'])
+def test_pickle_annotation_is_decided_by_mmengines_rule(tmp_path, name):
+    """``mmengine.load`` picks the format from the text after the last dot
+    (a file named exactly ``.pkl`` is unpickled, though ``splitext`` sees
+    no extension): the wrapper decides by the same rule, any case."""
+    mark = tmp_path / 'payload_ran'
+    ann_file = tmp_path / name
+    with open(ann_file, 'wb') as f:
+        pickle.dump(_RunsWhenUnpickled(str(mark)), f)
+    with pytest.raises(ValueError, match='is a pickle file'):
+        PartialLabelDataset(
+            dict(type='MultiLabelDataset', ann_file=str(ann_file)))
+    assert not mark.exists()
+
+
+@pytest.mark.parametrize('name', ['ann.yaml', '.yaml', 'ann.YML'])
+def test_yaml_annotation_of_a_stock_dataset_is_refused(tmp_path, name):
     """MMEngine reads YAML with a loader that builds any Python object:
     a stock dataset's YAML ann_file is refused (mmlml's datasets read YAML
-    safely)."""
-    ann_file = tmp_path / 'ann.yaml'
+    safely), by MMEngine's rule for the format."""
+    ann_file = tmp_path / name
     ann_file.write_text('!!python/object/apply:os.getcwd []\n')
-    with pytest.raises(ValueError, match=r"ann\.yaml' is YAML.*JSON"):
+    with pytest.raises(ValueError, match=r"' is YAML.*JSON"):
         PartialLabelDataset(
             dict(type='MultiLabelDataset', ann_file=str(ann_file)))
 

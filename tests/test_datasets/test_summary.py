@@ -7,6 +7,7 @@ import textwrap
 
 import mmcv
 import numpy as np
+import pytest
 from conftest import ROOT
 
 import mmlml  # noqa: F401
@@ -82,3 +83,52 @@ def test_summary_tool(tmp_path, capsys):
     assert 'CustomMultiLabelDataset: 4 images, 3 classes' in out
     assert str(tmp_path / 'd.jpg') in out
     assert tool.main([str(config), '--split', 'test']) == 1
+
+
+def _fully_labelled(tmp_path):
+    """A fully labelled file (``gt_label`` only), as a test.json is."""
+    ann = tmp_path / 'test.json'
+    ann.write_text(
+        json.dumps(
+            dict(
+                metainfo=dict(classes=['x', 'y', 'z']),
+                data_list=[
+                    dict(img_path='a.jpg', gt_label=[0]),
+                    dict(img_path='b.jpg', gt_label=[1, 2])
+                ])))
+    return str(ann)
+
+
+def test_evaluation_split_without_a_known_negative_is_refused(tmp_path):
+    """A fully labelled test file read with unlisted='unknown': every known
+    label is a positive, so any predictor would score mAP 100; refused
+    when loaded as an evaluation split, naming the fix. The same file with
+    unlisted='negative', or read for training, loads."""
+    from mmlml.datasets.custom_multi_label_dataset import NoKnownNegative
+    ann = _fully_labelled(tmp_path)
+    with pytest.raises(NoKnownNegative, match="unlisted='negative'"):
+        CustomMultiLabelDataset(
+            ann_file=ann, unlisted='unknown', test_mode=True)
+    test = CustomMultiLabelDataset(
+        ann_file=ann, unlisted='negative', test_mode=True)
+    assert test.annotation_statistics()['num_negatives'] == 3
+    train = CustomMultiLabelDataset(ann_file=ann, unlisted='unknown')
+    assert train.annotation_statistics()['num_negatives'] == 0
+
+
+def test_summary_tool_warns_on_a_test_split_without_negative(tmp_path, capsys):
+    ann = _fully_labelled(tmp_path)
+    config = tmp_path / 'config.py'
+    config.write_text(
+        textwrap.dedent(f"""
+        default_scope = 'mmpretrain'
+        test_dataloader = dict(dataset=dict(
+            type='CustomMultiLabelDataset', ann_file={ann!r},
+            unlisted='unknown', test_mode=True, pipeline=[]))
+        """))
+    assert tool.main([str(config), '--split', 'test',
+                      '--no-check-images']) == 0
+    captured = capsys.readouterr()
+    assert 'warning:' in captured.err and "unlisted='negative'" in \
+        captured.err
+    assert 'negatives: 0' in captured.out

@@ -29,8 +29,9 @@ CLASSES = ['cat', 'dog', 'car', 'tree']
 def write_custom_dataset(root, num_train=10, num_test=4, seed=0):
     """The guide's layout under ``root`` (``images/``, ``train.json``,
     ``test.json``): 32x32 images of the 4 classes (a white band per
-    positive), each label known (positive or negative) with probability
-    0.6, the rest unknown."""
+    positive); in train.json each label is known (positive or negative)
+    with probability 0.6, the rest unknown; test.json is fully labelled
+    (``gt_label`` only, as the example config reads it)."""
     rng = np.random.RandomState(seed)
     (root / 'images').mkdir(parents=True, exist_ok=True)
     for split, count in (('train', num_train), ('test', num_test)):
@@ -43,6 +44,12 @@ def write_custom_dataset(root, num_train=10, num_test=4, seed=0):
             name = f'{split}_{i:04d}.jpg'
             mmcv.imwrite(img, str(root / 'images' / name))
             known = rng.rand(len(CLASSES)) < 0.6
+            if split == 'test':
+                data_list.append(
+                    dict(
+                        img_path=name,
+                        gt_label=np.flatnonzero(present).tolist()))
+                continue
             data_list.append(
                 dict(
                     img_path=name,
@@ -165,10 +172,10 @@ def test_complete_config_builds_its_datasets(tmp_path, monkeypatch):
     assert sample['inputs'].shape[-2:] == (448, 448)
     np.testing.assert_array_equal(sample['data_samples'].gt_score.numpy(),
                                   train.observed_labels[0])
-    states = test.get_label_states(0)
-    expected = np.where(states == 1, 1., np.where(states == -1, 0., -1.))
-    np.testing.assert_array_equal(test[0]['data_samples'].gt_score.numpy(),
-                                  expected)
+    # The fully labelled test set: every class known, MMPretrain's
+    # one-hot targets (no evaluation gt_score).
+    assert test.annotation_statistics()['num_unknown'] == 0
+    assert 'gt_score' not in test.get_data_info(0)
 
 
 def _readme_smoke_test():

@@ -264,9 +264,13 @@ ANNOTATION = dict(
     data_list=[dict(img_path='x.png', gt_label=[0])])
 
 
-def test_pickle_annotation_is_refused(tmp_path, marker):
+@pytest.mark.parametrize('name', ['ann.pkl', '.pkl', 'ann.PKL', 'a.pickle'])
+def test_pickle_annotation_is_refused(tmp_path, marker, name):
+    """Decided by MMEngine's rule (the text after the last dot, any case):
+    a file named exactly ``.pkl`` has no extension for ``splitext`` but
+    ``mmengine.load`` unpickles it."""
     import pickle
-    path = tmp_path / 'ann.pkl'
+    path = tmp_path / name
     payload = Payload(f'open({marker!r}, "w").write("ran")')
     path.write_bytes(pickle.dumps(dict(ANNOTATION, note=payload)))
     with pytest.raises(ValueError) as info:
@@ -304,14 +308,18 @@ def test_other_annotation_formats_are_refused(tmp_path):
         CustomMultiLabelDataset(ann_file=str(path))
 
 
-@pytest.mark.parametrize('tool', ['train', 'test', 'demo'])
+@pytest.mark.parametrize('tool,name', [('train', 'ann.pkl'),
+                                       ('train', '.pkl'),
+                                       ('test', 'ann.pkl'),
+                                       ('demo', 'ann.pkl')])
 def test_tools_refuse_a_stock_datasets_pickle_annotation(
-        tmp_path, marker, tool):
+        tmp_path, marker, tool, name):
     """A stock MMPretrain dataset (no mmlml wrapper) with a pickle
-    ann_file: tools/train.py, test.py and demo.py refuse it before the
-    Runner builds anything, and the payload never runs."""
+    ann_file (also one named exactly ``.pkl``): tools/train.py, test.py
+    and demo.py refuse it before the Runner builds anything, and the
+    payload never runs."""
     import pickle
-    ann_file = tmp_path / 'ann.pkl'
+    ann_file = tmp_path / name
     with open(ann_file, 'wb') as f:
         pickle.dump(Payload(f'open({marker!r}, "w").write("ran")'), f)
     config = tmp_path / 'stock.py'
@@ -335,4 +343,4 @@ def test_tools_refuse_a_stock_datasets_pickle_annotation(
         module.main(argv)
     assert not osp.exists(marker), 'the payload ran'
     if tool != 'demo':  # demo reports the refusal and exits non-zero
-        assert 'ann.pkl' in str(info.value) and 'pickle' in str(info.value)
+        assert name in str(info.value) and 'pickle' in str(info.value)

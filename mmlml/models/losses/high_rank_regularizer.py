@@ -10,7 +10,7 @@ from torch import Tensor
 from mmlml.registry import MODELS
 from mmlml.utils.hyperparameters import Real, check_settings
 from .base import LOSS_WEIGHT, check_use_sigmoid
-from .utils import check_reduction, prepare_inputs
+from .utils import check_avg_factor, check_reduction, prepare_inputs
 
 __all__ = ['HighRankRegularizer', 'high_rank_loss']
 
@@ -138,7 +138,8 @@ class HighRankRegularizer(nn.Module):
                 only checked against ``cls_score``.
             weight (Tensor, optional): Not supported (must be None): the
                 term is not a sum over samples.
-            avg_factor (float, optional): Ignored (batch-level term).
+            avg_factor (float, optional): Checked (>= 0), then ignored
+                (batch-level term).
             reduction_override (str, optional): ``'mean'`` or ``'sum'``
                 (both give the scalar); ``'none'`` is refused.
             **kwargs: Per-call tensors meant for other losses; ignored.
@@ -148,6 +149,7 @@ class HighRankRegularizer(nn.Module):
         if weight is not None:
             raise ValueError('HighRankRegularizer is a batch-level term and '
                              'takes no weight')
+        check_avg_factor(avg_factor)
         if check_reduction(reduction_override or 'mean') == 'none':
             raise ValueError("HighRankRegularizer returns one value per "
                              "batch: reduction 'none' is not available")

@@ -49,6 +49,24 @@ def check_reduction(reduction: str) -> str:
     return reduction
 
 
+#: The error for a negative or NaN ``avg_factor``.
+AVG_FACTOR_MESSAGE = ('avg_factor must be a number >= 0 (the count the mean '
+                      'divides by, e.g. the batch size)')
+
+
+def check_avg_factor(avg_factor: Optional[Number]) -> None:
+    """Refuse a negative or NaN ``avg_factor`` (a number or a tensor; a
+    tensor's check is queued on its device, see :func:`check_values`)."""
+    if avg_factor is None:
+        return
+    if isinstance(avg_factor, Tensor):
+        check_values(
+            ~(avg_factor >= 0).all(), AVG_FACTOR_MESSAGE,
+            lambda: f'{AVG_FACTOR_MESSAGE}, got {avg_factor.tolist()}')
+    elif not avg_factor >= 0:  # also NaN
+        raise ValueError(f'{AVG_FACTOR_MESSAGE}, got {avg_factor!r}')
+
+
 def check_values(bad: Tensor,
                  message: str,
                  describe: Optional[Callable[[], str]] = None) -> None:
@@ -318,6 +336,10 @@ def reduce_loss(loss: Tensor,
             (MMPretrain's heads pass the batch size: "sum over classes,
             mean over samples"). Ignored by ``'sum'``, so that the sum the
             official Hill/SPLC/ASL code uses works inside the stock head.
+            Must be >= 0 (a negative or NaN one is refused); 0 divides
+            like MMPretrain's ``weight_reduce_loss`` (the mean of a
+            non-zero sum over nothing overflows to inf) except that an
+            empty batch stays 0 (below).
 
     An empty batch (``N = 0``, e.g. a rank without samples) is legal: the
     sum is 0, and so is the mean over nothing (``avg_factor`` 0 or None),
@@ -347,7 +369,10 @@ def reduce_loss(loss: Tensor,
     total = loss.sum()
     if reduction == 'sum':
         return total
-    count = loss.numel() if avg_factor is None else avg_factor
-    if isinstance(count, Tensor):
-        return total / count.to(total).clamp(min=torch.finfo(total.dtype).tiny)
-    return total / count if count else total
+    if avg_factor is None:
+        return total / max(loss.numel(), 1)
+    check_avg_factor(avg_factor)
+    tiny = torch.finfo(total.dtype).tiny
+    if isinstance(avg_factor, Tensor):
+        return total / avg_factor.to(total).clamp(min=tiny)
+    return total / max(avg_factor, tiny)

@@ -248,3 +248,49 @@ def test_epoch_dependent_loss_after_training(trained):
         x = torch.randn(4, 5)
         with pytest.raises(RuntimeError, match='set_epoch'):
             loss(x, tri_state(), **example_state(loss, x))
+
+
+@pytest.mark.parametrize(
+    'value',
+    [-1, NAN, torch.tensor(-2.), torch.tensor(NAN)],
+    ids=['negative', 'nan', 'negative-tensor', 'nan-tensor'])
+@pytest.mark.parametrize('name', list(LOSS_CATALOG))
+def test_loss_avg_factor_negative_or_nan(name, value):
+    """A negative or NaN avg_factor (a miscounted batch) is refused in one
+    line instead of flipping or poisoning the loss."""
+    loss = build_loss(name)
+    cls_score = torch.randn(4, 5)
+    with pytest.raises(ValueError, match='avg_factor must be a number >= 0'):
+        loss(
+            cls_score,
+            tri_state(),
+            avg_factor=value,
+            **example_state(loss, cls_score))
+
+
+@pytest.mark.parametrize(
+    'name', [n for n in LOSS_CATALOG if n != 'HighRankRegularizer'])
+def test_loss_avg_factor_zero(name):
+    """avg_factor=0 divides like MMPretrain's weight_reduce_loss (a
+    non-zero sum over nothing is not finite), never returns the sum; an
+    empty batch stays 0 with a zero gradient. (HighRankRegularizer, a
+    batch-level term, ignores avg_factor.)"""
+    loss = build_loss(name)
+    cls_score = torch.randn(4, 5)
+    total = loss(
+        cls_score,
+        tri_state(),
+        reduction_override='sum',
+        **example_state(loss, cls_score))
+    value = loss(
+        cls_score, tri_state(), avg_factor=0, **example_state(loss, cls_score))
+    if total != 0:
+        assert not torch.isfinite(value) or value.abs() > 1e30
+    empty = torch.zeros(0, 5, requires_grad=True)
+    value = loss(
+        empty,
+        torch.zeros(0, 5),
+        avg_factor=0,
+        **example_state(loss, empty.detach()))
+    value.backward()
+    assert value.item() == 0 and not empty.grad.abs().sum()
