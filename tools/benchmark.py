@@ -51,7 +51,7 @@ from mmlml.benchmark.record import (definition_from_ledger, export,
                                     import_ledger, read_json)
 from mmlml.benchmark.report import report_args, write_reports
 from mmlml.benchmark.settings import IMPOSED_SETTINGS, MODES
-from mmlml.benchmark.sweep import Sweep, repo_path
+from mmlml.benchmark.sweep import Sweep, abs_path, repo_path
 from mmlml.cli import check_output, tool_parser
 from mmlml.utils.optuna_storage import storage_path
 
@@ -126,8 +126,9 @@ def parse_args(argv=None):
     parser.add_argument(
         '--join',
         action='store_true',
-        help='start workers on the existing sweep --study in --storage '
-        '(no configs needed)')
+        help='start workers on the existing sweep --study in --storage, '
+        'after printing what it runs; its configs outside configs/ run '
+        'only if named here too (the storage holds data, not code)')
     parser.add_argument(
         '--retry-failed',
         action='store_true',
@@ -158,15 +159,17 @@ def parse_args(argv=None):
     if args.workers < 0 or args.threads < 1 or args.gpus_per_trial < 1:
         parser.error('--workers must be >= 0, --threads and '
                      '--gpus-per-trial >= 1')
-    if args.join and (args.configs or args.import_ledger):
-        parser.error('--join works on an existing sweep: give no configs '
-                     'and no --import-ledger')
+    if args.join and args.import_ledger:
+        parser.error('--join works on an existing sweep: give no '
+                     '--import-ledger')
     args.study = args.study or args.domain or 'benchmark'
     args.storage = args.storage or osp.join('work_dirs', 'sweeps',
                                             f'{args.study}.db')
     args.work_dir = args.work_dir or osp.join('work_dirs', 'sweeps',
                                               args.study)
-    if not args.configs and not args.join and not args.import_ledger:
+    if args.join and not args.configs:
+        args.configs = []  # only the checkout's configs/ may run
+    elif not args.configs and not args.import_ledger:
         demo = osp.join(ROOT, 'configs', 'demo')
         args.configs = sorted(
             osp.join(demo, f) for f in os.listdir(demo) if f.endswith('.py'))
@@ -282,8 +285,11 @@ def run(args) -> dict:
     if reports and not args.out:
         raise ValueError(f'{", ".join(reports)} are written from the record '
                          'of the sweep: give --out too')
-    sweep = Sweep(args.storage, args.study, must_exist=args.join)
-    if not args.join:
+    sweep = Sweep(
+        args.storage, args.study, must_exist=args.join, trusted=args.configs)
+    if args.join:
+        describe_sweep(sweep)
+    else:
         wanted = definition(args, ledger)
         use_domain(wanted['domain'])
         sweep.define(wanted)
@@ -305,9 +311,16 @@ def run(args) -> dict:
             '/MODE/SETTING/POINT/CONFIG/seedN/log.txt',
             file=sys.stderr,
             flush=True)
-        run_workers(args, args.storage, args.study,
-                    osp.join(sweep.definition['work_dir'], 'submitit'))
+        worker_errors = run_workers(
+            args,
+            args.storage,
+            args.study,
+            osp.join(sweep.definition['work_dir'], 'submitit'),
+            trusted=args.configs)
+    else:
+        worker_errors = []
     state = sweep.advance() if args.workers else dict(errors=[])
+    state['errors'] = worker_errors + state['errors']
     data = None
     if args.out:
         data = export(sweep, args.storage, {
@@ -324,6 +337,26 @@ def run(args) -> dict:
                          'same command with --retry-failed):\n' +
                          '\n'.join(state['errors']))
     return data
+
+
+def describe_sweep(sweep: Sweep) -> None:
+    """Print what a joined sweep will run, before any worker starts: its
+    configs (where each lives, its recorded digest), settings, modes,
+    work directory and overrides."""
+    definition = sweep.definition  # checked: data of this checkout
+    lines = [f'[benchmark] joining sweep {sweep.name} in {sweep.spec}:']
+    for config in definition['configs']:
+        lines.append(f'  config {osp.realpath(abs_path(config))} (sha256 '
+                     f'{definition["digests"][config][:12]})')
+    domain = definition.get('domain') or "the configs' own"
+    lines.append(f'  settings {" ".join(definition["settings"])}; modes '
+                 f'{" ".join(definition["modes"])}; domain {domain}')
+    lines.append(f'  runs in {abs_path(definition["work_dir"])}')
+    if definition.get('cfg_options'):
+        lines.append('  overrides ' +
+                     ' '.join(f'{k}={v}'
+                              for k, v in definition['cfg_options'].items()))
+    print('\n'.join(lines), file=sys.stderr, flush=True)
 
 
 def write_json(path: str, data: dict) -> None:

@@ -179,8 +179,12 @@ def run(args) -> dict:
             f'workers; runs in {args.work_dir}',
             file=sys.stderr,
             flush=True)
-        run_workers(args, args.storage, args.study,
-                    osp.join(args.work_dir, 'submitit'))
+        run_workers(
+            args,
+            args.storage,
+            args.study,
+            osp.join(args.work_dir, 'submitit'),
+            trusted=list(configs.values()))
     state = sweep.advance()
     if state['errors']:
         raise SystemExit('[select_method] failed:\n' +

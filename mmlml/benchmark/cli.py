@@ -121,17 +121,20 @@ def add_worker_arguments(parser: argparse.ArgumentParser,
         'timeout_min=1440')
 
 
-def run_workers(args, storage: str, study: str, folder: str) -> list:
+def run_workers(args, storage: str, study: str, folder: str,
+                trusted=()) -> list:
     """Start ``--workers`` workers of the sweep as the options say and
     wait for them (stopping them on Ctrl-C: each queues its run again);
-    returns the errors they report."""
+    returns the errors they report. ``trusted``: the configs the command
+    named (:func:`~.executors.start_workers`)."""
     handles = start_workers(
         storage,
         study,
         args.workers,
         args.executor,
         folder=folder,
-        slurm=args.slurm)
+        slurm=args.slurm,
+        trusted=trusted)
     try:
         return wait_workers(handles)
     except KeyboardInterrupt:

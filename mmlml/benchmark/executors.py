@@ -14,10 +14,10 @@ __all__ = ['EXECUTORS', 'start_workers', 'wait_workers', 'stop_workers']
 EXECUTORS = ('local', 'slurm', 'submitit-local')
 
 
-def _worker(storage: str, study: str) -> dict:
+def _worker(storage: str, study: str, trusted: List[str]) -> dict:
     """What a submitit job runs (importable, so that it pickles)."""
     from mmlml.benchmark.worker import work
-    return work(storage, study)
+    return work(storage, study, trusted=trusted)
 
 
 def start_workers(storage: str,
@@ -25,7 +25,8 @@ def start_workers(storage: str,
                   count: int,
                   executor: str = 'local',
                   folder: Optional[str] = None,
-                  slurm: Optional[dict] = None) -> List[object]:
+                  slurm: Optional[dict] = None,
+                  trusted=()) -> List[object]:
     """Start ``count`` workers; returns their handles (processes or
     submitit jobs).
 
@@ -39,7 +40,10 @@ def start_workers(storage: str,
         folder: Where submitit keeps its job files and logs.
         slurm: submitit's parameters (``timeout_min``, ``slurm_partition``,
             ``gpus_per_node``, ``cpus_per_task``, ...).
+        trusted: The configs outside the checkout's ``configs/`` that the
+            command named (the only such configs the workers run).
     """
+    trusted = [osp.abspath(p) for p in trusted]
     if executor not in EXECUTORS:
         raise ValueError(f'executor must be one of {EXECUTORS}; got '
                          f'{executor!r}')
@@ -47,11 +51,12 @@ def start_workers(storage: str,
         storage = osp.abspath(storage)
     if executor == 'local':
         return [
-            subprocess.Popen([
-                sys.executable, '-m', 'mmlml.benchmark.worker', '--storage',
-                storage, '--study', study
-            ],
-                             cwd=REPO_ROOT) for _ in range(count)
+            subprocess.Popen(
+                [
+                    sys.executable, '-m', 'mmlml.benchmark.worker',
+                    '--storage', storage, '--study', study
+                ] + (['--trust-config'] + trusted if trusted else []),
+                cwd=REPO_ROOT) for _ in range(count)
         ]
     import submitit
     if executor == 'slurm':
@@ -66,7 +71,9 @@ def start_workers(storage: str,
             for k, v in parameters.items() if not k.startswith('slurm_')
         }
     pool.update_parameters(name=f'mmlml-sweep-{study}', **parameters)
-    return [pool.submit(_worker, storage, study) for _ in range(count)]
+    return [
+        pool.submit(_worker, storage, study, trusted) for _ in range(count)
+    ]
 
 
 def wait_workers(handles: List[object]) -> List[str]:

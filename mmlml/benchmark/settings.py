@@ -10,12 +10,18 @@ from mmengine.config import Config
 __all__ = [
     'SETTINGS', 'IMPOSED_SETTINGS', 'SETTING_TITLES', 'MODES', 'dataset_modes',
     'setting_options', 'linear_domain', 'run_domain', 'mode_options',
-    'format_options'
+    'format_options', 'REPO_ROOT', 'abs_path'
 ]
 
 #: The repository (realpath: an editable install reaches the package
 #: through a link).
 REPO_ROOT = osp.dirname(osp.dirname(osp.dirname(osp.realpath(__file__))))
+
+
+def abs_path(path: str) -> str:
+    """``path``, relative to the repository unless absolute."""
+    return path if osp.isabs(path) else osp.join(REPO_ROOT, path)
+
 
 SETTINGS = {
     'single_positive': dict(mode='single_positive'),

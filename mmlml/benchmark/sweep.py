@@ -30,7 +30,8 @@ from mmengine.config import Config
 
 from mmlml.utils.optuna_storage import open_storage, storage_path
 from .search import Plan, SearchRules, key_hyperparameter, plan, point_name
-from .settings import REPO_ROOT, dataset_modes
+from .settings import REPO_ROOT, abs_path, dataset_modes
+from .stored_definition import SweepError, check_definition, config_digest
 
 __all__ = [
     'SweepError', 'Group', 'Sweep', 'run_id', 'repo_path', 'abs_path',
@@ -54,10 +55,6 @@ def file_lock(path: str) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
-
-
-class SweepError(ValueError):
-    """A sweep that cannot be created, continued or read."""
 
 
 class Group(NamedTuple):
@@ -84,10 +81,6 @@ def repo_path(path: str) -> str:
     return path if relative.startswith('..') else relative
 
 
-def abs_path(path: str) -> str:
-    return path if osp.isabs(path) else osp.join(REPO_ROOT, path)
-
-
 class Sweep:
     """A sweep in an Optuna storage (see the module docstring).
 
@@ -96,15 +89,23 @@ class Sweep:
             (:func:`~mmlml.utils.optuna_storage.open_storage`).
         name (str): The sweep's name (its definition study).
         must_exist (bool): Refuse a storage or sweep that does not exist.
+        trusted (list of str): The config paths that this process's
+            command named: the configs outside the checkout's ``configs/``
+            it may run (:func:`~.stored_definition.check_definition`).
     """
 
-    def __init__(self, storage: str, name: str, must_exist: bool = True):
+    def __init__(self,
+                 storage: str,
+                 name: str,
+                 must_exist: bool = True,
+                 trusted=()):
         import optuna
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         # A local file by its absolute path: the runs' processes (the
         # pruning hook) work in the repository, not in this process's folder.
         self.spec = storage if '://' in storage else osp.abspath(storage)
         self.name = name
+        self.trusted = list(trusted)
         self.storage = open_storage(storage, must_exist=must_exist)
         self._studies: Dict[str, object] = {}
         self._configs: Dict[tuple, dict] = {}
@@ -134,6 +135,9 @@ class Sweep:
                     definition:
                 raise SweepError(f'{self.spec}: study {self.name!r} is not '
                                  'a benchmark sweep (no definition)')
+            # Data, not code: checked before any config is read.
+            check_definition(definition, f'{self.spec} (sweep {self.name!r})',
+                             self.trusted)
             self._definition = definition
             if definition.get('domain'):
                 os.environ['MMLML_DEMO_DOMAIN'] = definition['domain']
@@ -144,11 +148,19 @@ class Sweep:
         return SearchRules.from_dict(self.definition['rules'])
 
     def define(self, definition: dict) -> None:
-        """Record ``definition``; an existing sweep of this name may only
-        grow (more configs, settings or modes) under the same rules,
-        domain and overrides."""
+        """Record ``definition`` with the digest of each config; an
+        existing sweep of this name may only grow (more configs, settings
+        or modes) under the same rules, domain and overrides, and only if
+        ``definition`` names every config it holds, unchanged: a command
+        never runs a config it did not name."""
         import optuna
         definition = json.loads(json.dumps(definition))
+        definition.pop('trainer', None)  # the checkout's, never stored
+        definition['digests'] = {
+            config: config_digest(abs_path(config))
+            for config in definition['configs']
+        }
+        self.trusted += [abs_path(c) for c in definition['configs']]
         try:
             study_id = self.storage.get_study_id_from_name(self.name)
         except KeyError:
@@ -160,10 +172,16 @@ class Sweep:
             self.definition  # noqa: B018 (set the domain)
             return
         old = self.definition
+        unnamed = [c for c in old['configs'] if c not in definition['configs']]
+        if unnamed:
+            raise SweepError(
+                f'{self.spec}: sweep {self.name!r} exists with configs this '
+                f'command does not name: {", ".join(unnamed)} (its configs: '
+                f'{", ".join(old["configs"])}); name them all to continue '
+                'it, join it with --join, or name a new --study')
         fixed = [
             k for k in ('rules', 'domain', 'cfg_options', 'linear_lr', 'prune',
-                        'trainer', 'work_dir')
-            if old.get(k) != definition.get(k)
+                        'work_dir') if old.get(k) != definition.get(k)
         ]
         if fixed:
             was = ', '.join(f'{k}={old.get(k)!r}' for k in fixed)
@@ -174,6 +192,7 @@ class Sweep:
         grown = dict(old)
         for key in ('configs', 'settings', 'modes'):
             grown[key] = list(dict.fromkeys(old[key] + definition[key]))
+        grown['digests'] = definition['digests']
         if grown != old:
             self.storage.set_study_user_attr(study_id, 'definition', grown)
             self._definition = grown

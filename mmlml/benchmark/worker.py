@@ -1,7 +1,10 @@
 """A worker of a benchmark sweep: takes queued trials from the storage and
 runs each as a training process until the sweep is finished.
 
-A trial is one ``tools/demo.py`` run (the sweep's ``trainer``): train the
+A trial is one ``tools/demo.py`` run of the worker's own checkout
+(:func:`~.stored_definition.trainer_path`; never a path from the
+storage, whose every value is checked as data first,
+:mod:`.stored_definition`): train the
 config at the trial's point and seed in its setting and mode, keep the
 checkpoint with the best validation mAP, test it. With ``gpus_per_trial``
 above one the run is launched through ``torch.distributed.run`` with
@@ -34,8 +37,9 @@ from mmengine.config import Config
 
 from .settings import (dataset_modes, format_options, mode_options, run_domain,
                        setting_options)
+from .stored_definition import check_trial, trainer_path
 from .sweep import (LOST, REPO_ROOT, Group, Sweep, abs_path, file_lock,
-                    first_seed_point)
+                    first_seed_point, run_id)
 
 __all__ = ['TrialFailed', 'run_trial', 'work', 'main']
 
@@ -81,7 +85,7 @@ def _train(sweep: Sweep, group: Group, point: dict, seed: int, run_dir: str,
     out = osp.join(run_dir, 'demo.json')
     if osp.exists(out):
         os.remove(out)  # the run folder is the sweep's own
-    cmd = [abs_path(definition.get('trainer', 'tools/demo.py'))]
+    cmd = [trainer_path()]
     gpus = int(definition.get('gpus_per_trial') or 0)
     if gpus > 1:
         cmd = ['-m', 'torch.distributed.run', f'--nproc_per_node={gpus}'
@@ -178,13 +182,22 @@ def run_trial(sweep: Sweep, group: Group, trial_id: int, attrs: dict) -> None:
     """Run a taken trial and record its result: complete (value: the
     validation mAP), pruned, or failed with the error."""
     definition = sweep.definition
+    work_dir = abs_path(definition['work_dir'])
+    try:  # the storage's trial is data: checked before it is run
+        check_trial(
+            attrs, lambda point, seed: run_id(group.mode, group.setting, point,
+                                              group.name, seed), work_dir,
+            sweep.config_facts(group)['hyperparameter'],
+            f'trial {trial_id} of {sweep.study_name(group)}')
+    except ValueError as error:
+        sweep.finish(trial_id, 'fail', failure=str(error))
+        return
     point, seed = attrs['point'], attrs['seed']
     # The domain of this run's mode, for this process's reading of the
     # configs and for the runs it starts.
     domain = run_domain(definition.get('domain'), group.mode)
     if domain is not None:
         os.environ['MMLML_DEMO_DOMAIN'] = domain
-    work_dir = abs_path(definition['work_dir'])
     run_dir = osp.join(work_dir, attrs['run'])
     os.makedirs(run_dir, exist_ok=True)
     options = _options(definition, group, point)
@@ -251,11 +264,14 @@ def work(storage: str,
          poll: float = 10,
          heartbeat: float = HEARTBEAT,
          grace: float = GRACE,
-         max_trials: Optional[int] = None) -> dict:
+         max_trials: Optional[int] = None,
+         trusted=()) -> dict:
     """Run trials of the sweep until it is finished (or ``max_trials``
     ran); returns ``{'trials': n, 'errors': [...]}``. Runs that are queued
-    or running elsewhere are waited for, so that the rules can go on."""
-    sweep = Sweep(storage, study)
+    or running elsewhere are waited for, so that the rules can go on.
+    ``trusted``: the configs outside the checkout's ``configs/`` that the
+    command starting this worker named (:class:`~.sweep.Sweep`)."""
+    sweep = Sweep(storage, study, trusted=trusted)
     name = name or f'{socket.gethostname()}:{os.getpid()}'
     ran = 0
     current = {}
@@ -309,13 +325,20 @@ def main(argv=None):
     parser.add_argument('--poll', type=float, default=10)
     parser.add_argument('--heartbeat', type=float, default=HEARTBEAT)
     parser.add_argument('--grace', type=float, default=GRACE)
+    parser.add_argument(
+        '--trust-config',
+        nargs='+',
+        default=[],
+        help='configs outside the checkout\'s configs/ that the sweep may '
+        'run (those its command named)')
     args = parser.parse_args(argv)
     result = work(
         args.storage,
         args.study,
         poll=args.poll,
         heartbeat=args.heartbeat,
-        grace=args.grace)
+        grace=args.grace,
+        trusted=args.trust_config)
     for error in result['errors']:
         print(f'[worker] failed: {error}', file=sys.stderr)
     return result

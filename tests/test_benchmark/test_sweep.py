@@ -31,6 +31,13 @@ FAKE = osp.join(ROOT, 'tests', 'benchmark_fake_trainer.py')
 AN, FULL = 'configs/demo/an.py', 'configs/demo/full_labels.py'
 
 
+@pytest.fixture(autouse=True)
+def fake_trainer(monkeypatch):
+    """The workers of these tests (and the processes they start) run the
+    stand-in trainer: set in their own environment, never stored."""
+    monkeypatch.setenv('MMLML_SWEEP_TRAINER', FAKE)
+
+
 def define(tmp_path, configs=(AN, FULL), prune=None, name='s', **rules):
     rules = dict(
         dict(
@@ -52,7 +59,6 @@ def define(tmp_path, configs=(AN, FULL), prune=None, name='s', **rules):
             baseline='an',
             oracle='full_labels',
             prune=prune,
-            trainer=FAKE,
             work_dir=str(tmp_path / 'work'),
             threads=1,
             gpus_per_trial=1))
@@ -242,7 +248,12 @@ def test_bad_records_and_storages_are_one_clear_error(tmp_path):
         Sweep(sweep.spec, 'other')
     with pytest.raises(SweepError, match='exists with other rules'):
         define(tmp_path, seeds=(5, ))
-    define(tmp_path, configs=(AN, 'configs/demo/hill.py'))  # may grow
+    # A command that names another set of configs is shown the stored
+    # ones and refused: it never runs a config it did not name.
+    with pytest.raises(SweepError, match='configs this command does not '
+                       'name: configs/demo/full_labels.py'):
+        define(tmp_path, configs=(AN, 'configs/demo/hill.py'))
+    define(tmp_path, configs=(AN, FULL, 'configs/demo/hill.py'))  # grows
     assert Sweep(sweep.spec, 's').definition['configs'] == [
         AN, FULL, 'configs/demo/hill.py'
     ]

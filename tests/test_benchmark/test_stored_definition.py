@@ -1,0 +1,143 @@
+"""A sweep's storage holds data, never code (mmlml.benchmark
+.stored_definition): a worker runs its own checkout's trainer, only the
+configs its checkout or its command names, unchanged since the sweep was
+defined, and only trials whose point and folder are the sweep's own."""
+import json
+import os.path as osp
+
+import pytest
+from conftest import ROOT
+from test_sweep import AN, FAKE, define, states
+
+from mmlml.benchmark.search import EPOCHS_KEY, LR_KEY
+from mmlml.benchmark.sweep import Sweep, SweepError
+from mmlml.benchmark.worker import work
+
+pytest.importorskip('optuna')
+
+
+@pytest.fixture(autouse=True)
+def fake_trainer(monkeypatch):
+    monkeypatch.setenv('MMLML_SWEEP_TRAINER', FAKE)
+
+
+def _one_run(tmp_path, configs=(AN, )):
+    return define(
+        tmp_path,
+        configs=configs,
+        seeds=(0, ),
+        lrs=(0.1, ),
+        lr_bounds=(0.1, 0.1))
+
+
+def _own_config(tmp_path):
+    """A user's config outside the checkout."""
+    mine = tmp_path / 'mine.py'
+    mine.write_text(f'_base_ = [{osp.join(ROOT, AN)!r}]\n')
+    return mine
+
+
+def _tamper(sweep, **changes):
+    """Rewrite the stored definition as someone who can write the storage
+    would."""
+    study_id = sweep.storage.get_study_id_from_name(sweep.name)
+    definition = dict(sweep.storage.get_study_user_attrs(study_id)
+                      ['definition'], **changes)
+    sweep.storage.set_study_user_attr(study_id, 'definition', definition)
+    return definition
+
+
+def test_a_stored_trainer_is_never_run(tmp_path):
+    """A `trainer` written into the storage is ignored: the worker runs its
+    own checkout's trainer (here the test's stand-in, from the worker's own
+    environment), and the payload never runs."""
+    sweep = _one_run(tmp_path)
+    marker = tmp_path / 'ran'
+    evil = tmp_path / 'evil.py'
+    evil.write_text(f'open({str(marker)!r}, "w").write("x")\n')
+    _tamper(sweep, trainer=str(evil))
+    assert work(sweep.spec, 's', poll=0.2)['errors'] == []
+    assert not marker.exists()
+    assert len(states(sweep)['COMPLETE']) == 1
+
+
+def test_a_config_outside_the_checkout_runs_only_if_named(tmp_path):
+    """A config that the storage names outside the checkout's configs/
+    is refused (Config.fromfile would execute it) unless the command names
+    it; the command's own configs are trusted."""
+    marker = tmp_path / 'ran'
+    evil = tmp_path / 'evil.py'
+    evil.write_text(f"_base_ = [{osp.join(ROOT, AN)!r}]\n"
+                    f'open({str(marker)!r}, "w").write("x")\n')
+    sweep = _one_run(tmp_path)
+    definition = _tamper(sweep, configs=[str(evil)])
+    definition['digests'][str(evil)] = 'the attacker can record any digest'
+    _tamper(sweep, digests=definition['digests'])
+    with pytest.raises(SweepError, match="outside this checkout's configs/ "
+                       'and the command did not name it'):
+        Sweep(sweep.spec, 's').groups()
+    assert not marker.exists()
+    # Named by the command (its own file): it may run.
+    mine = _own_config(tmp_path)
+    ok = _one_run(tmp_path / 'b', configs=(str(mine), ))
+    assert Sweep(ok.spec, 's', trusted=[str(mine)]).groups()
+    with pytest.raises(SweepError, match='did not name it'):
+        Sweep(ok.spec, 's').definition
+
+
+def test_a_config_changed_since_the_definition_is_refused(tmp_path):
+    mine = _own_config(tmp_path)
+    sweep = _one_run(tmp_path, configs=(str(mine), ))
+    mine.write_text(mine.read_text() + '\n# changed\n')
+    with pytest.raises(SweepError, match='changed since the sweep was '
+                       'defined'):
+        Sweep(sweep.spec, 's', trusted=[str(mine)]).definition
+
+
+@pytest.mark.parametrize(
+    'changes, message',
+    [(dict(digests=None), 'records no digests'),
+     (dict(cfg_options={'custom_imports.imports': ['os']}), 'imports code'),
+     (dict(domain='../../tmp/evil'), 'not a domain of this checkout'),
+     (dict(prune=dict(type='Evil')), '`prune`'),
+     (dict(gpus_per_trial='8; rm'), '`gpus_per_trial`'),
+     (dict(threads=0), '`threads`'),
+     (dict(linear_lr=-1), '`linear_lr`')],
+    ids=['digests', 'custom-imports', 'domain', 'prune', 'gpus', 'threads',
+         'linear-lr'])
+def test_stored_fields_are_checked_as_data(tmp_path, changes, message):
+    sweep = _one_run(tmp_path)
+    _tamper(sweep, **changes)
+    with pytest.raises(SweepError, match=message):
+        Sweep(sweep.spec, 's').definition
+
+
+@pytest.mark.parametrize(
+    'attrs, message',
+    [(dict(run='/tmp/elsewhere'), 'is not the one its point and seed make'),
+     (dict(point={
+         LR_KEY: 0.1,
+         EPOCHS_KEY: 10,
+         'load_from': '/tmp/evil.pth'
+     }), "sets load_from='/tmp/evil.pth', outside the sweep's search"),
+     (dict(point={
+         LR_KEY: 'lr',
+         EPOCHS_KEY: 10
+     }), 'outside the sweep'), (dict(seed='0'), 'not data of a sweep')],
+    ids=['run', 'point-key', 'point-value', 'seed'])
+def test_a_tampered_trial_fails_without_running(tmp_path, attrs, message):
+    sweep = _one_run(tmp_path)
+    sweep.advance()
+    group = sweep.groups()[0]
+    trial = sweep.trials(group)[0]
+    for key, value in attrs.items():
+        sweep.storage.set_trial_user_attr(trial._trial_id, key, value)
+    result = work(sweep.spec, 's', poll=0.2, max_trials=1)
+    assert result['trials'] == 1
+    failed = sweep.storage.get_trial(trial._trial_id)
+    assert failed.state.name == 'FAIL'
+    assert message in failed.user_attrs['failure']
+    assert not osp.exists('/tmp/elsewhere/demo.json')
+    assert not (tmp_path / 'work' / 'finetune').exists() or not any(
+        (tmp_path / 'work').rglob('demo.json'))
+    json.dumps(failed.user_attrs)  # plain data
