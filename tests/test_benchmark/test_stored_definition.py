@@ -41,8 +41,8 @@ def _tamper(sweep, **changes):
     """Rewrite the stored definition as someone who can write the storage
     would."""
     study_id = sweep.storage.get_study_id_from_name(sweep.name)
-    definition = dict(sweep.storage.get_study_user_attrs(study_id)
-                      ['definition'], **changes)
+    definition = dict(
+        sweep.storage.get_study_user_attrs(study_id)['definition'], **changes)
     sweep.storage.set_study_user_attr(study_id, 'definition', definition)
     return definition
 
@@ -73,8 +73,10 @@ def test_a_config_outside_the_checkout_runs_only_if_named(tmp_path):
     definition = _tamper(sweep, configs=[str(evil)])
     definition['digests'][str(evil)] = 'the attacker can record any digest'
     _tamper(sweep, digests=definition['digests'])
-    with pytest.raises(SweepError, match="outside this checkout's configs/ "
-                       'and the command did not name it'):
+    with pytest.raises(
+            SweepError,
+            match="outside this checkout's configs/ "
+            'and the command did not name it'):
         Sweep(sweep.spec, 's').groups()
     assert not marker.exists()
     # Named by the command (its own file): it may run.
@@ -89,8 +91,9 @@ def test_a_config_changed_since_the_definition_is_refused(tmp_path):
     mine = _own_config(tmp_path)
     sweep = _one_run(tmp_path, configs=(str(mine), ))
     mine.write_text(mine.read_text() + '\n# changed\n')
-    with pytest.raises(SweepError, match='changed since the sweep was '
-                       'defined'):
+    with pytest.raises(
+            SweepError, match='changed since the sweep was '
+            'defined'):
         Sweep(sweep.spec, 's', trusted=[str(mine)]).definition
 
 
@@ -101,10 +104,11 @@ def test_a_config_changed_since_the_definition_is_refused(tmp_path):
      (dict(domain='../../tmp/evil'), 'not a domain of this checkout'),
      (dict(prune=dict(type='Evil')), '`prune`'),
      (dict(gpus_per_trial='8; rm'), '`gpus_per_trial`'),
-     (dict(threads=0), '`threads`'),
-     (dict(linear_lr=-1), '`linear_lr`')],
-    ids=['digests', 'custom-imports', 'domain', 'prune', 'gpus', 'threads',
-         'linear-lr'])
+     (dict(threads=0), '`threads`'), (dict(linear_lr=-1), '`linear_lr`')],
+    ids=[
+        'digests', 'custom-imports', 'domain', 'prune', 'gpus', 'threads',
+        'linear-lr'
+    ])
 def test_stored_fields_are_checked_as_data(tmp_path, changes, message):
     sweep = _one_run(tmp_path)
     _tamper(sweep, **changes)

@@ -250,8 +250,10 @@ def test_bad_records_and_storages_are_one_clear_error(tmp_path):
         define(tmp_path, seeds=(5, ))
     # A command that names another set of configs is shown the stored
     # ones and refused: it never runs a config it did not name.
-    with pytest.raises(SweepError, match='configs this command does not '
-                       'name: configs/demo/full_labels.py'):
+    with pytest.raises(
+            SweepError,
+            match='configs this command does not '
+            'name: configs/demo/full_labels.py'):
         define(tmp_path, configs=(AN, 'configs/demo/hill.py'))
     define(tmp_path, configs=(AN, FULL, 'configs/demo/hill.py'))  # grows
     assert Sweep(sweep.spec, 's').definition['configs'] == [
