@@ -321,6 +321,8 @@ def run(args) -> dict:
         worker_errors = []
     state = sweep.advance() if args.workers else dict(errors=[])
     state['errors'] = worker_errors + state['errors']
+    if args.workers and not state['errors']:
+        state['errors'] = sweep.unfinished()
     data = None
     if args.out:
         data = export(sweep, args.storage, {

@@ -3,6 +3,7 @@
 every run and ``--force`` (as every tool declares them, :mod:`mmlml.cli`),
 the search rules, pruning, and how workers start."""
 import argparse
+import signal
 from typing import Optional
 
 from mmengine.config import DictAction
@@ -124,7 +125,8 @@ def add_worker_arguments(parser: argparse.ArgumentParser,
 def run_workers(args, storage: str, study: str, folder: str,
                 trusted=()) -> list:
     """Start ``--workers`` workers of the sweep as the options say and
-    wait for them (stopping them on Ctrl-C: each queues its run again);
+    wait for them (stopping them on Ctrl-C or SIGTERM: each queues its
+    run again);
     returns the errors they report. ``trusted``: the configs the command
     named (:func:`~.executors.start_workers`)."""
     handles = start_workers(
@@ -135,8 +137,15 @@ def run_workers(args, storage: str, study: str, folder: str,
         folder=folder,
         slurm=args.slurm,
         trusted=trusted)
+
+    def interrupted(signum, frame):
+        raise KeyboardInterrupt(f'signal {signum}')
+
+    previous = signal.signal(signal.SIGTERM, interrupted)
     try:
         return wait_workers(handles)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the workers stop too
         stop_workers(handles)
         raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)

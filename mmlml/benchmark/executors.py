@@ -93,10 +93,19 @@ def wait_workers(handles: List[object]) -> List[str]:
     return list(dict.fromkeys(errors))
 
 
-def stop_workers(handles: List[object]) -> None:
-    """Stop the workers (each queues its trial again)."""
+def stop_workers(handles: List[object], grace: float = 60) -> None:
+    """Stop the workers (each queues its trial again and ends its training
+    process); local ones are waited for, ``grace`` seconds before they are
+    killed."""
     for handle in handles:
         if isinstance(handle, subprocess.Popen):
             handle.terminate()
         else:
             handle.cancel()
+    for handle in handles:
+        if isinstance(handle, subprocess.Popen):
+            try:
+                handle.wait(grace)
+            except subprocess.TimeoutExpired:
+                handle.kill()
+                handle.wait()

@@ -473,6 +473,24 @@ class Sweep:
                     count += 1
         return count
 
+    def unfinished(self) -> List[str]:
+        """Why the sweep's workers, all ended, did not finish it: runs left
+        ``RUNNING`` (their worker died) or queued, or no run at all; one
+        line per cause, none when it is finished."""
+        counts = self.progress()
+        problems = []
+        if counts.get('running'):
+            problems.append(
+                f'{counts["running"]} runs are left RUNNING: their worker '
+                'died; run the same command again (they are queued again '
+                'once their last heartbeat is two minutes old)')
+        if counts.get('waiting'):
+            problems.append(f'{counts["waiting"]} runs are still queued: '
+                            'start workers (--workers, or --join elsewhere)')
+        if not counts.get('complete') and not counts.get('pruned'):
+            problems.append('nothing ran: no training run finished')
+        return problems
+
     def progress(self) -> dict:
         """How many trials are in each state, over the whole sweep."""
         counts: Dict[str, int] = {}

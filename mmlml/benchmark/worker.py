@@ -51,6 +51,18 @@ class TrialFailed(RuntimeError):
     """A training process of a trial failed."""
 
 
+def _die_with_parent() -> None:
+    """In a training process: be killed when the worker dies, even by
+    SIGKILL (Linux's parent-death signal), so that no orphan trains in a
+    run folder that the trial, queued again, trains anew."""
+    import ctypes
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: no such guard
+        pass
+
+
 def _call(cmd: list, log: str, threads: int) -> None:
     env = dict(os.environ)
     for var in ('OMP_NUM_THREADS', 'MKL_NUM_THREADS'):
@@ -59,7 +71,12 @@ def _call(cmd: list, log: str, threads: int) -> None:
         f.write('$ ' + ' '.join(cmd) + '\n')
         f.flush()
         result = subprocess.run(
-            cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=REPO_ROOT)
+            cmd,
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=REPO_ROOT,
+            preexec_fn=_die_with_parent)
     if result.returncode:
         raise TrialFailed(f'{osp.basename(cmd[1])} exited with '
                           f'{result.returncode}, see {log}')
@@ -199,7 +216,6 @@ def run_trial(sweep: Sweep, group: Group, trial_id: int, attrs: dict) -> None:
     if domain is not None:
         os.environ['MMLML_DEMO_DOMAIN'] = domain
     run_dir = osp.join(work_dir, attrs['run'])
-    os.makedirs(run_dir, exist_ok=True)
     options = _options(definition, group, point)
     notes = {}
     prune = definition.get('prune')
@@ -212,6 +228,12 @@ def run_trial(sweep: Sweep, group: Group, trial_id: int, attrs: dict) -> None:
             trial_id=trial_id,
             **prune)
     try:
+        try:
+            os.makedirs(run_dir, exist_ok=True)
+        except OSError as error:
+            raise TrialFailed(f'cannot make the run folder {run_dir} '
+                              f'({error.strerror}): check the sweep\'s '
+                              'work directory') from None
         if group.first_stage is not None:
             notes = _first_stage(sweep, group, seed, run_dir, options)
         summary = _train(sweep, group, point, seed, run_dir, options, hook)

@@ -8,10 +8,15 @@ sweep (:mod:`mmlml.benchmark`) and of the hook that prunes its trials
   that database;
 - any other path: an SQLite file (the default for one machine).
 """
+import contextlib
+import json
 import os
 import os.path as osp
 
-__all__ = ['JOURNAL_SUFFIXES', 'StorageError', 'open_storage', 'storage_path']
+__all__ = [
+    'JOURNAL_SUFFIXES', 'StorageError', 'check_storage_file', 'open_storage',
+    'storage_path'
+]
 
 JOURNAL_SUFFIXES = ('.journal', '.log')
 
@@ -30,6 +35,52 @@ def storage_path(spec: str):
     return None
 
 
+def check_storage_file(spec: str, path: str) -> None:
+    """Refuse an existing local file that is not an Optuna storage, before
+    anything is written to it: an empty file, another application's SQLite
+    database (Optuna would add its tables beside the others), a text file
+    named like a journal.
+
+    Raises:
+        StorageError: one line naming the file and what it holds.
+    """
+
+    def refuse(what: str) -> None:
+        raise StorageError(f'{spec}: {what}, not an Optuna storage: nothing '
+                           'is written to it; name a new file or an '
+                           'existing sweep storage')
+
+    if not osp.isfile(path):
+        refuse('not a file')
+    if osp.getsize(path) == 0:
+        refuse('an empty file')
+    if spec.endswith(JOURNAL_SUFFIXES) and '://' not in spec:
+        with open(path, 'rb') as f:
+            first = f.readline()
+        try:
+            entry = json.loads(first)
+        except ValueError:
+            entry = None
+        if not isinstance(entry, dict) or 'op_code' not in entry:
+            refuse('a file that is not an Optuna journal (its first line is '
+                   'no journal entry)')
+        return
+    import sqlite3
+    try:
+        with contextlib.closing(
+                sqlite3.connect(f'file:{path}?mode=ro', uri=True)) as db:
+            tables = {
+                row[0]
+                for row in db.execute(
+                    "SELECT name FROM sqlite_master WHERE type='table'")
+            }
+    except sqlite3.DatabaseError as error:
+        refuse(f'not an SQLite database ({error})')
+    if not {'studies', 'trials', 'version_info'} <= tables:
+        refuse('another application\'s SQLite database (tables: '
+               f'{", ".join(sorted(tables)) or "none"})')
+
+
 def open_storage(spec: str, must_exist: bool = False):
     """The Optuna storage that ``spec`` names (see the module docstring).
 
@@ -39,15 +90,24 @@ def open_storage(spec: str, must_exist: bool = False):
 
     Raises:
         StorageError: the file is missing (with ``must_exist``), or it is
-            not an Optuna storage (one line naming it).
+            not an Optuna storage (:func:`check_storage_file`), or the
+            database is in memory (one line naming it).
     """
     from optuna.storages import JournalStorage, RDBStorage
     from optuna.storages.journal import JournalFileBackend
+    if spec.rstrip('/') in ('sqlite:', 'sqlite:///:memory:') or \
+            spec == 'sqlite:///':
+        raise StorageError(
+            f'{spec}: an in-memory database: nothing would outlast this '
+            'process, and workers could not share it; name a file '
+            '(e.g. work_dirs/sweeps/NAME.db) or a database server')
     path = storage_path(spec)
     if must_exist and path is not None and not osp.isfile(path):
         raise StorageError(f'{spec}: no such sweep storage (a sweep creates '
                            'it; check the path)')
-    if path is not None:  # a new local storage: its folder
+    if path is not None and osp.exists(path):
+        check_storage_file(spec, path)
+    elif path is not None:  # a new local storage: its folder
         os.makedirs(osp.dirname(path), exist_ok=True)
     try:
         if '://' not in spec and spec.endswith(JOURNAL_SUFFIXES):

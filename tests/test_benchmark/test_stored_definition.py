@@ -145,3 +145,67 @@ def test_a_tampered_trial_fails_without_running(tmp_path, attrs, message):
     assert not (tmp_path / 'work' / 'finetune').exists() or not any(
         (tmp_path / 'work').rglob('demo.json'))
     json.dumps(failed.user_attrs)  # plain data
+
+
+@pytest.mark.parametrize('spec', ['sqlite://', 'sqlite:///:memory:'])
+def test_in_memory_storages_are_refused(spec):
+    from mmlml.utils.optuna_storage import StorageError, open_storage
+    with pytest.raises(StorageError, match='an in-memory database'):
+        open_storage(spec)
+
+
+def _foreign_db(path):
+    import sqlite3
+    with sqlite3.connect(str(path)) as db:
+        db.execute('CREATE TABLE accounts (name TEXT)')
+        db.execute("INSERT INTO accounts VALUES ('mine')")
+
+
+@pytest.mark.parametrize(
+    'name, write, message',
+    [('theirs.db', _foreign_db, "another application's SQLite database "
+      r'\(tables: accounts\)'),
+     ('empty.db', lambda p: p.write_bytes(b''), 'an empty file'),
+     ('notes.journal', lambda p: p.write_text('my notes\n'),
+      'not an Optuna journal')],
+    ids=['foreign-sqlite', 'empty', 'text-journal'])
+def test_a_file_that_is_no_sweep_storage_is_left_untouched(
+        tmp_path, name, write, message):
+    """--join, a new sweep or the pruning hook on a file that is not an
+    Optuna storage: refused before anything is written to it."""
+    from mmlml.utils.optuna_storage import StorageError
+    path = tmp_path / name
+    write(path)
+    before = path.read_bytes()
+    for must_exist in (True, False):
+        with pytest.raises(StorageError, match=message):
+            Sweep(str(path), 's', must_exist=must_exist)
+    assert path.read_bytes() == before
+
+
+def test_join_prints_what_it_will_run(tmp_path, capsys):
+    """--join shows the configs it runs (real path, digest), where the
+    runs go and the overrides, before any worker starts; a config outside
+    configs/ that the storage names but the command does not is refused."""
+    import sys
+    sys.path.insert(0, osp.join(ROOT, 'tools'))
+    import benchmark as tool
+    sweep = _one_run(tmp_path)
+    digest = Sweep(sweep.spec, 's').definition['digests'][AN]
+    tool.main(
+        ['--join', '--storage', sweep.spec, '--study', 's', '--workers', '0'])
+    err = capsys.readouterr().err
+    assert 'joining sweep s' in err
+    assert f'config {osp.join(ROOT, AN)} (sha256 {digest[:12]})' in err
+    assert f'runs in {tmp_path / "work"}' in err
+    mine = _own_config(tmp_path)
+    other = _one_run(tmp_path / 'o', configs=(str(mine), ))
+    with pytest.raises(SweepError, match='did not name it'):
+        tool.main([
+            '--join', '--storage', other.spec, '--study', 's', '--workers', '0'
+        ])
+    tool.main([
+        str(mine), '--join', '--storage', other.spec, '--study', 's',
+        '--workers', '0'
+    ])
+    assert str(mine) in capsys.readouterr().err
