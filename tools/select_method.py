@@ -34,13 +34,12 @@ from mmengine.config import Config
 from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
                                  add_worker_arguments, pruning, run_workers,
                                  search_rules)
-from mmlml.benchmark.method_selection import (MethodError, method_configs,
-                                              write_config)
+from mmlml.benchmark.method_selection import method_configs, write_config
 from mmlml.benchmark.record import export
 from mmlml.benchmark.search import EPOCHS_KEY, LR_KEY
-from mmlml.benchmark.sweep import Sweep, SweepError, repo_path
-from mmlml.cli import tool_parser
-from mmlml.utils.optuna_storage import StorageError
+from mmlml.benchmark.sweep import Sweep, repo_path
+from mmlml.cli import check_output, config_input_files, tool_parser
+from mmlml.utils.optuna_storage import storage_path
 
 #: The setting of every run: the config's own labels.
 SETTING, MODE = 'own', 'finetune'
@@ -168,6 +167,13 @@ def best_config(path: str, point: dict, cfg_options: dict) -> Config:
 
 def run(args) -> dict:
     """Write the method configs, run the sweep, rank, write the best."""
+    # --out is never one of the inputs: the config, the files it names,
+    # the storage, the method configs the sweep runs (even with --force).
+    check_output(
+        args.out, [args.config, storage_path(args.storage)] +
+        config_input_files(Config.fromfile(args.config)) +
+        [osp.join(args.work_dir, 'configs', f'{m}.py') for m in args.methods],
+        force=True)
     configs = method_configs(args.config, args.methods, args.work_dir,
                              args.force)
     sweep = Sweep(args.storage, args.study, must_exist=False)
@@ -215,7 +221,8 @@ def main(argv=None):
     args = parse_args(argv)
     try:
         return run(args)
-    except (MethodError, SweepError, StorageError, FileExistsError) as error:
+    except (ValueError, FileExistsError) as error:  # incl. Method/Sweep/
+        # StorageError: one line, no traceback
         raise SystemExit(f'[select_method] {error}') from None
 
 

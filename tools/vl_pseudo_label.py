@@ -161,6 +161,9 @@ def main(argv=None):
     # Never over a file the config reads, but for the scores (and cache)
     # file of its VLPseudoLabelHook: that is what this tool makes.
     check_config_output(args.out, cfg, exclude=hook_score_files(cfg))
+    # Nor over a file the labeller reads (its text embeddings, checkpoint).
+    check_config_output(
+        args.out, dict(args.labeller_options or {}), option='--out')
     init_default_scope(cfg.get('default_scope', 'mmpretrain'))
     if args.launcher != 'none':
         init_dist(args.launcher)

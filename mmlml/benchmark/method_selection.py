@@ -26,6 +26,7 @@ from typing import Dict, List
 
 from mmengine.config import Config, ConfigDict
 
+from mmlml.cli import check_output, config_input_files
 from .sweep import REPO_ROOT
 
 __all__ = [
@@ -228,7 +229,8 @@ def method_configs(config: str,
     """Write ``config`` with each method's preset applied under
     ``work_dir/configs/METHOD.py``; returns ``{method: path}``. Every
     method is checked before anything is written; an existing different
-    file is refused without ``force``."""
+    file is refused without ``force``, and ``config`` itself (or a file it
+    names) always."""
     cfgs, refused = {}, []
     for name in methods:
         try:
@@ -239,6 +241,13 @@ def method_configs(config: str,
         raise MethodError('; '.join(refused) + '. Supported methods: ' +
                           ' '.join(supported_methods()))
     folder = osp.join(work_dir, 'configs')
+    inputs = [config] + config_input_files(Config.fromfile(config))
+    for name in cfgs:
+        check_output(
+            osp.join(folder, f'{name}.py'),
+            inputs,
+            force=True,
+            option=f'the {name} method config')
     os.makedirs(folder, exist_ok=True)
     paths = {}
     for name, cfg in cfgs.items():

@@ -209,3 +209,26 @@ def test_join_prints_what_it_will_run(tmp_path, capsys):
         '--workers', '0'
     ])
     assert str(mine) in capsys.readouterr().err
+
+
+def test_join_never_writes_over_a_config_of_the_sweep(tmp_path, monkeypatch):
+    """With --join the stored configs are inputs too: --out naming one is
+    refused even with --force (here a checkout whose configs/ is in
+    tmp_path, so that nothing of the real checkout is at stake)."""
+    import sys
+    sys.path.insert(0, osp.join(ROOT, 'tools'))
+    import benchmark as tool
+
+    from mmlml.benchmark import stored_definition
+    monkeypatch.setattr(stored_definition, 'REPO_ROOT', str(tmp_path))
+    (tmp_path / 'configs').mkdir()
+    stored = _own_config(tmp_path / 'configs')
+    before = stored.read_text()
+    sweep = _one_run(tmp_path, configs=(str(stored), ))
+    with pytest.raises(ValueError, match='also an input'):
+        tool.main([
+            '--join', '--storage', sweep.spec, '--study', 's', '--workers',
+            '0', '--out',
+            str(stored), '--force'
+        ])
+    assert stored.read_text() == before

@@ -142,3 +142,29 @@ def test_select_method_end_to_end(tmp_path, capsys):
     assert best.optim_wrapper.optimizer.lr == 0.1
     assert best.train_cfg.max_epochs == 2
     assert best.train_dataloader.dataset.dataset.num_samples == 80
+
+
+def test_no_output_over_an_input(tmp_path, user_config):
+    """Even with --force: --out naming the user's config (or the storage),
+    and a work dir whose method config would be the user's config, are
+    refused before anything is written; the config is left as it was."""
+    tool = load_tool()
+    before = open(user_config).read()
+    with pytest.raises(SystemExit, match='also an input'):
+        tool.main([
+            user_config, '--methods', 'an', '--out', user_config, '--force',
+            '--work-dir',
+            str(tmp_path / 'wd'), '--workers', '0'
+        ])
+    # The config lives where the method config `an` would be written.
+    work_dir = tmp_path / 'wd2'
+    (work_dir / 'configs').mkdir(parents=True)
+    inside = work_dir / 'configs' / 'an.py'
+    inside.write_text(before)
+    with pytest.raises(SystemExit, match='also an input'):
+        tool.main([
+            str(inside), '--methods', 'an', '--force', '--work-dir',
+            str(work_dir), '--workers', '0'
+        ])
+    assert inside.read_text() == before
+    assert open(user_config).read() == before

@@ -129,3 +129,31 @@ def test_labeller_from_the_hook_a_file_or_options(tmp_path):
     assert tool.find_labeller(cfg, str(path)).type == 'ModelPseudoLabeller'
     with pytest.raises(ValueError, match='no labeller'):
         tool.find_labeller(Config(dict()))
+
+
+def test_out_is_never_a_file_of_the_labeller(tiny_demo_config, tmp_path):
+    """`--out` naming a file the labeller reads (its checkpoint, or a
+    CLIP labeller's text_embeddings=) is refused even with --force, the
+    file left as it was."""
+    config = tiny_demo_config()
+    options = _model_labeller(config, tmp_path)
+    checkpoint = tmp_path / 'weights.npy'  # a checkpoint by any name
+    (tmp_path / 'demo.pth').rename(checkpoint)
+    options = [
+        f'checkpoint={checkpoint}' if o.startswith('checkpoint=') else o
+        for o in options
+    ]
+    before = checkpoint.read_bytes()
+    with pytest.raises(ValueError, match='also an input'):
+        tool.main([config, '--out', str(checkpoint), '--force'] + options)
+    assert checkpoint.read_bytes() == before
+    embeddings = tmp_path / 'E.npy'
+    np.save(embeddings, np.zeros((2, 4), np.float32))
+    before = embeddings.read_bytes()
+    with pytest.raises(ValueError, match='also an input'):
+        tool.main([
+            config, '--out',
+            str(embeddings), '--force', '--labeller-options',
+            'type=CLIPPseudoLabeller', f'text_embeddings={embeddings}'
+        ])
+    assert embeddings.read_bytes() == before
