@@ -84,16 +84,25 @@ METHODS = {
         custom_hooks=[dict(type='LabelEstimatorHook')]),
 }
 
+#: A training pipeline of random augmentation (NumPy's generator).
+RANDOM_PIPELINE = [
+    dict(type='RandomResizedCrop', scale=32, crop_ratio_range=(0.5, 1.0)),
+    dict(type='RandomFlip', prob=0.5, direction='horizontal'),
+    dict(type='PackInputs'),
+]
+
 
 def method_config(tiny_demo_config,
                   tmp_path,
                   method,
                   name,
                   extra_hooks=(),
-                  max_epochs=3):
+                  max_epochs=3,
+                  pipeline=(dict(type='PackInputs'), )):
     """The tiny demo config (see conftest.py) with the method (a name of
-    :data:`METHODS` or a dict like its values), a deterministic training
-    pipeline (no random flip) and a checkpoint every epoch."""
+    :data:`METHODS` or a dict like its values), a training pipeline
+    (deterministic unless given, e.g. :data:`RANDOM_PIPELINE`) and a
+    checkpoint every epoch."""
     base = tiny_demo_config(max_epochs=max_epochs)
     overrides = METHODS[method] if isinstance(method, str) else method
     hooks = overrides['custom_hooks'] + list(extra_hooks)
@@ -105,7 +114,7 @@ def method_config(tiny_demo_config,
             imports=['mmlml', 'stateful_methods'],
             allow_failed_imports=False)
         train_dataloader = dict(
-            dataset=dict(dataset=dict(pipeline=[dict(type='PackInputs')])))
+            dataset=dict(dataset=dict(pipeline={list(pipeline)!r})))
         model = {overrides['model']!r}
         custom_hooks = {hooks!r}
         default_hooks = dict(

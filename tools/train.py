@@ -7,10 +7,11 @@ loading under torch >= 2.6, CPU-only ``torchrun``) are active for every
 config, including stock MMPretrain ones; and every run gets a
 ``ResumeCheckHook``, so that ``--resume`` from a checkpoint of another
 model or method fails with a message instead of a shape error at the first
-step; and the settings that disagree with each other (the head's
-``num_classes`` and the dataset's classes, a batch larger than the training
-split with ``drop_last``, ``--amp`` without a GPU) are refused before
-training starts (see :class:`~mmlml.hooks.TrainingSetupCheckHook`).
+step, and a ``RandomStateHook``, so that a resumed run draws the random
+augmentation of the uninterrupted one; and the settings that disagree
+with each other (the head's ``num_classes`` and the dataset's classes, a
+batch larger than the training split with ``drop_last``, ``--amp``
+without a GPU) are refused before training starts (see :class:`~mmlml.hooks.TrainingSetupCheckHook`).
 ``--training-progress`` adds :class:`~mmlml.hooks.TrainingProgressHook`,
 which the epoch-dependent losses need to accept a one-epoch smoke run or to
 count epochs in an iteration-based loop. ``--smoke`` shrinks the config
@@ -29,10 +30,22 @@ from mmlml.cli import (add_cfg_options_argument, add_launcher_arguments,
                        end_distributed, set_local_rank, set_work_dir,
                        tool_parser)
 from mmlml.datasets.checks import check_config_annotation_files
-from mmlml.hooks import ResumeCheckHook, TrainingProgressHook
+from mmlml.hooks import RandomStateHook, ResumeCheckHook, TrainingProgressHook
 from mmlml.hooks.default_hooks import disabled_default_hooks
 from mmlml.hooks.training_setup_check_hook import check_training_setup
 from mmlml.smoke_config import smoke_config
+
+#: The hooks every training gets for its resume (unless the config sets
+#: ``default_hooks.<name>=None``): a checkpoint of another model, method
+#: or labels fails clearly; the random generators are those of the
+#: checkpoint. With what is lost without each.
+RESUME_HOOKS = (
+    ('resume_check', ResumeCheckHook,
+     'a resumed checkpoint is not checked against this run (model, '
+     'per-sample state, partial labels)'),
+    ('random_state', RandomStateHook,
+     'a resumed run draws its random augmentation from fresh generators'),
+)
 
 
 def parse_args(argv=None):
@@ -180,14 +193,11 @@ def main(argv=None):
         runner = RUNNERS.build(cfg)
     else:
         runner = Runner.from_cfg(cfg)
-    if 'resume_check' in disabled:
-        runner.logger.warning(
-            'default_hooks.resume_check=None: a resumed checkpoint is not '
-            'checked against this run (model, per-sample state, partial '
-            'labels).')
-    elif not any(isinstance(hook, ResumeCheckHook) for hook in runner.hooks):
-        # A resumed checkpoint of another model or method fails clearly.
-        runner.register_hook(ResumeCheckHook())
+    for name, hook_type, lost in RESUME_HOOKS:
+        if name in disabled:
+            runner.logger.warning(f'default_hooks.{name}=None: {lost}.')
+        elif not any(isinstance(hook, hook_type) for hook in runner.hooks):
+            runner.register_hook(hook_type())
     # Settings that disagree fail here, not at the first step (nor at the
     # parameter schedulers of an epoch with no iteration).
     check_training_setup(runner)

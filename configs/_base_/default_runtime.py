@@ -22,6 +22,9 @@ default_hooks = dict(
     # A resumed checkpoint must come from this run: model, per-sample state
     # and partial labels.
     resume_check=dict(type='ResumeCheckHook'),
+    # Checkpoints keep the random generators: a resumed run draws the
+    # random augmentation of the uninterrupted one.
+    random_state=dict(type='RandomStateHook'),
 )
 
 env_cfg = dict(

@@ -15,6 +15,7 @@ from .label_store_hook import LabelStoreHook
 from .large_loss_correction_hook import LargeLossCorrectionHook
 from .missing_label_diagnostics_hook import MissingLabelDiagnosticsHook
 from .optuna_pruning_hook import OptunaPruningHook
+from .random_state_hook import RandomStateHook
 from .resume_check_hook import ResumeCheckHook
 from .training_progress_hook import TrainingProgressHook
 from .training_setup_check_hook import TrainingSetupCheckHook
@@ -24,6 +25,6 @@ __all__ = [
     'APLHook', 'LabelEstimatorHook', 'LabelStoreHook',
     'MissingLabelDiagnosticsHook', 'OptunaPruningHook',
     'ClassAPCorrectionHook', 'ClassPriorHook', 'EpochScoresHook',
-    'LargeLossCorrectionHook', 'ResumeCheckHook', 'TrainingProgressHook',
-    'TrainingSetupCheckHook', 'VLPseudoLabelHook'
+    'LargeLossCorrectionHook', 'RandomStateHook', 'ResumeCheckHook',
+    'TrainingProgressHook', 'TrainingSetupCheckHook', 'VLPseudoLabelHook'
 ]

@@ -11,7 +11,8 @@ import torch
 from conftest import ROOT, dist_train_env
 from mmengine.config import Config
 from mmengine.runner import Runner
-from stateful_methods import KILL_SWITCH, METHODS, method_config
+from stateful_methods import (KILL_SWITCH, METHODS, RANDOM_PIPELINE,
+                              method_config)
 
 import mmlml  # noqa: F401
 
@@ -28,7 +29,7 @@ def run(config, **options):
 
 def final_state(runner):
     head = runner.model.head
-    store = head.label_store
+    store = getattr(head, 'label_store', None)
     losses = runner.message_hub.get_scalar('train/loss').data[0]
     return dict(
         weights={
@@ -50,23 +51,30 @@ def assert_same_table(a, b, exact=False):
 # APL's extra scoring pass keeps the same state as APL (two-process test).
 @pytest.mark.slow
 @pytest.mark.parametrize('method',
-                         sorted(set(METHODS) - {'em_apl_extra_pass'}))
+                         sorted(set(METHODS) - {'em_apl_extra_pass'}) + ['an'])
 def test_killed_and_resumed_equals_uninterrupted(tiny_demo_config, tmp_path,
                                                  method):
     """``tools/train.py`` killed with SIGKILL in the middle of epoch 3 (after
     the checkpoint of epoch 2), then resumed from that checkpoint, ends
     with the weights, the label store and the losses of the uninterrupted
-    run."""
+    run, with random augmentation (RandomResizedCrop, RandomFlip) in the
+    pipeline: the checkpoint holds the random generators."""
     sys.path.insert(0, TESTS)
-    config = method_config(tiny_demo_config, tmp_path, method, 'full')
+    method = METHODS.get(method, dict(model={}, custom_hooks=[]))
+    config = method_config(
+        tiny_demo_config, tmp_path, method, 'full', pipeline=RANDOM_PIPELINE)
     runner, train = run(config)
     train()
     full = final_state(runner)
-    store = runner.model.head.label_store
+    store = getattr(runner.model.head, 'label_store', None)
     assert store is None or store.num_pseudo_labels > 0 or store.class_state
 
-    config = method_config(tiny_demo_config, tmp_path, method, 'cut',
-                           [dict(type='KillDuringEpoch', epoch=3)])
+    config = method_config(
+        tiny_demo_config,
+        tmp_path,
+        method,
+        'cut', [dict(type='KillDuringEpoch', epoch=3)],
+        pipeline=RANDOM_PIPELINE)
     env = dict(os.environ)
     env[KILL_SWITCH] = '1'
     env['PYTHONPATH'] = TESTS + os.pathsep + env.get('PYTHONPATH', '')
@@ -82,8 +90,9 @@ def test_killed_and_resumed_equals_uninterrupted(tiny_demo_config, tmp_path,
     assert not osp.exists(osp.join(tmp_path, 'cut', 'epoch_3.pth'))
     checkpoint = torch.load(
         osp.join(tmp_path, 'cut', 'epoch_2.pth'), weights_only=False)
-    if runner.model.head.label_store is not None:
+    if store is not None:
         assert 'label_store' in checkpoint
+    assert len(checkpoint['random_states']) == 1
     resumed, train = run(
         config,
         resume=True,
