@@ -11,7 +11,8 @@ step, and a ``RandomStateHook``, so that a resumed run draws the random
 augmentation of the uninterrupted one; and the settings that disagree
 with each other (the head's ``num_classes`` and the dataset's classes, a
 batch larger than the training split with ``drop_last``, ``--amp``
-without a GPU) are refused before training starts (see :class:`~mmlml.hooks.TrainingSetupCheckHook`).
+without a GPU) are refused before training starts (see
+:class:`~mmlml.hooks.TrainingSetupCheckHook`).
 ``--training-progress`` adds :class:`~mmlml.hooks.TrainingProgressHook`,
 which the epoch-dependent losses need to accept a one-epoch smoke run or to
 count epochs in an iteration-based loop. ``--smoke`` shrinks the config
