@@ -172,6 +172,66 @@ def test_feature_maps_are_cached_once(stamps, tmp_path, monkeypatch):
             features=dict(checkpoint=osp.join(str(tmp_path), 'no.pth')))
 
 
+def _cache_features(tmp_path):
+    return dict(
+        backbone=dict(type='EfficientNetLite', out_indices=(5, )),
+        checkpoint=None,
+        cache_dir=str(tmp_path / 'cache'))
+
+
+def _bad_caches():
+    good = np.zeros((6, 2, 2, 320), np.float16)
+    nan = good.copy()
+    nan[3, 0, 0, 7] = np.nan
+    return {
+        'nan': (nan, 'NaN or infinite'),
+        'channels': (np.zeros((6, 2, 2, 3),
+                              np.float16), r'shape \(6, 2, 2, 3\)'),
+        'short': (good[:4], r'shape \(4, 2, 2, 320\)'),
+        'dtype': (good.astype(np.float64), 'not float16'),
+        'object': (np.array([None] * 6, dtype=object), 'cannot be read'),
+        'truncated': (None, 'cannot be read'),
+    }
+
+
+@pytest.mark.parametrize('kind', sorted(_bad_caches()))
+def test_a_bad_feature_cache_is_refused_naming_its_file(
+        stamps, tmp_path, kind):
+    """A cache of NaN, of the wrong channel count or number of maps, of
+    another dtype, of Python objects or cut short: one line naming the
+    file and saying to delete it (was: accepted, or numpy's errors)."""
+    features = _cache_features(tmp_path)
+    kwargs = dict(num_samples=6, img_size=64, features=features)
+    _canvases(stamps, **kwargs)
+    path, = (tmp_path / 'cache').glob('*.npy')
+    array, message = _bad_caches()[kind]
+    if array is None:
+        path.write_bytes(path.read_bytes()[:200])
+    else:
+        with open(path, 'wb') as f:
+            np.save(f, array, allow_pickle=True)
+    with pytest.raises(ValueError, match=message) as info:
+        _canvases(stamps, **kwargs)
+    assert str(path) in str(info.value)
+    assert 'delete it' in str(info.value)
+
+
+def test_the_cache_key_reads_the_photographs_content(tmp_path):
+    """Photographs replaced by others of the same byte size make another
+    cache file (was: keyed by names and sizes, the stale maps reused)."""
+    stamps = write_stand_in_stamps(
+        str(tmp_path / 'stamps'), photos_per_category=3)
+    kwargs = dict(
+        num_samples=4, img_size=64, features=_cache_features(tmp_path))
+    before = _canvases(stamps, **kwargs).description()
+    png = sorted((tmp_path / 'stamps').rglob('*.png'))[0]
+    data = bytearray(png.read_bytes())
+    data[-20] ^= 0xFF  # same size, other content
+    png.write_bytes(bytes(data))
+    assert _canvases(stamps, num_samples=4, img_size=64).description() \
+        != before
+
+
 def test_efficientnet_lite_from_an_input_layer_continues_the_whole():
     torch.manual_seed(0)
     whole = EfficientNetLite(out_indices=(4, 6))

@@ -14,11 +14,14 @@ import json
 import os
 import os.path as osp
 import tempfile
-from typing import Callable, Optional
+from typing import Callable, Optional, Tuple
 
 import numpy as np
 
-__all__ = ['check_features', 'feature_maps', 'cached_feature_maps']
+__all__ = [
+    'check_features', 'feature_maps', 'map_shape', 'read_cache',
+    'cached_feature_maps', 'file_digest'
+]
 
 #: The keys of ``features`` and their defaults.
 FEATURE_DEFAULTS = dict(
@@ -65,7 +68,8 @@ def check_features(features: Optional[dict]) -> Optional[dict]:
     return features
 
 
-def _file_digest(path: str) -> str:
+def file_digest(path: str) -> str:
+    """The SHA-256 digest of a file's bytes."""
     digest = hashlib.sha256()
     with open(path, 'rb') as file:
         for block in iter(lambda: file.read(1 << 20), b''):
@@ -107,21 +111,61 @@ def feature_maps(images: np.ndarray, features: dict) -> np.ndarray:
     return out
 
 
-def cached_feature_maps(description: dict, make_images: Callable[[],
-                                                                 np.ndarray],
-                        features: dict) -> np.ndarray:
-    """:func:`feature_maps` of ``make_images()``, read from
-    ``features['cache_dir']`` when a file for the same ``description``
-    (what determines the images: a JSON-able dict), backbone, checkpoint
-    content and statistics is there, else computed and written there
-    (atomically, so that concurrent runs never read half a file)."""
+def map_shape(features: dict, image_size: Tuple[int, int]) -> tuple:
+    """The ``(h, w, C)`` feature map of ``features['backbone']`` for an
+    image of ``image_size`` (one blank image through the backbone)."""
+    import torch
+    from mmpretrain.registry import MODELS
+    backbone = MODELS.build(dict(features['backbone']))
+    backbone.eval()  # a backbone's train() may return None
+    with torch.no_grad():
+        out = backbone(torch.zeros((1, 3) + tuple(image_size)))[-1]
+    return tuple(out.permute(0, 2, 3, 1).shape[1:])
+
+
+def read_cache(path: str, count: int, shape: tuple) -> np.ndarray:
+    """The cached maps in ``path``, checked: ``count`` maps of ``shape``,
+    ``float16``, all finite.
+
+    Raises:
+        ValueError: one line naming the file, what is wrong and that
+            deleting it makes it again.
+    """
+
+    def refuse(problem: str) -> None:
+        raise ValueError(f'{path}: a feature cache that {problem}; delete it '
+                         '(it is made again at the next run)')
+
+    try:
+        maps = np.load(path, allow_pickle=False)
+    except (ValueError, EOFError, OSError) as error:
+        refuse(f'cannot be read ({str(error).splitlines()[0]})')
+    if not isinstance(maps, np.ndarray) or maps.dtype != np.float16:
+        refuse(f'is not float16 maps (found {getattr(maps, "dtype", maps)})')
+    if maps.shape != (count, ) + tuple(shape):
+        refuse(f'holds maps of shape {maps.shape}, not {count} of '
+               f'{tuple(shape)} (h, w, channels)')
+    if not np.isfinite(maps).all():
+        refuse('holds NaN or infinite values')
+    return maps
+
+
+def cached_feature_maps(description: dict,
+                        make_images: Callable[[], np.ndarray], features: dict,
+                        count: int, image_size: Tuple[int, int]) -> np.ndarray:
+    """:func:`feature_maps` of ``make_images()`` (``count`` images of
+    ``image_size``), read from ``features['cache_dir']`` when a file for
+    the same ``description`` (what determines the images, with the digests
+    of the files they are made of: a JSON-able dict), backbone, checkpoint
+    content and statistics is there (checked, :func:`read_cache`), else
+    computed and written there (atomically, so that concurrent runs never
+    read half a file)."""
     checkpoint = features['checkpoint']
     key = json.dumps(
         dict(
             images=description,
             backbone=features['backbone'],
-            checkpoint=None
-            if checkpoint is None else _file_digest(checkpoint),
+            checkpoint=None if checkpoint is None else file_digest(checkpoint),
             mean=list(features['mean']),
             std=list(features['std'])),
         sort_keys=True,
@@ -130,7 +174,7 @@ def cached_feature_maps(description: dict, make_images: Callable[[],
     cache_dir = features['cache_dir']
     path = None if cache_dir is None else osp.join(cache_dir, name)
     if path is not None and osp.isfile(path):
-        return np.load(path)
+        return read_cache(path, count, map_shape(features, image_size))
     maps = feature_maps(make_images(), features)
     if path is not None:
         os.makedirs(cache_dir, exist_ok=True)

@@ -26,7 +26,7 @@ from mmlml.utils.hyperparameters import (Flag, Integer, Real, RealTuple, Rule,
                                          check_settings)
 from ..partial.protocol import SEED, VAL_FRAC
 from .canvases import CanvasPools, free_box
-from .feature_maps import cached_feature_maps, check_features
+from .feature_maps import cached_feature_maps, check_features, file_digest
 from .generated_multi_label_dataset import (IMAGE_SEED, SPLIT, SPLIT_STREAMS,
                                             GeneratedMultiLabelDataset)
 
@@ -170,10 +170,10 @@ def load_category_photos(root: str,
 
 
 @functools.lru_cache(maxsize=1)
-def load_backgrounds() -> Tuple[np.ndarray, ...]:
-    """The background photographs (BGR ``uint8``) that scikit-image and
+def background_paths() -> List[str]:
+    """The files of the background photographs that scikit-image and
     scikit-learn bundle (:data:`SKIMAGE_BACKGROUNDS`,
-    :data:`SKLEARN_BACKGROUNDS`); no download."""
+    :data:`SKLEARN_BACKGROUNDS`)."""
     import importlib.util
     folders = []
     for package, sub, names in (('skimage', 'data', SKIMAGE_BACKGROUNDS),
@@ -186,8 +186,14 @@ def load_backgrounds() -> Tuple[np.ndarray, ...]:
                 'that ship with scikit-image and scikit-learn: pip install '
                 'scikit-image scikit-learn')
         folders += [osp.join(osp.dirname(spec.origin), sub, n) for n in names]
+    return folders
+
+
+def load_backgrounds() -> Tuple[np.ndarray, ...]:
+    """The background photographs (BGR ``uint8``) of
+    :func:`background_paths`; no download."""
     backgrounds = []
-    for path in folders:
+    for path in background_paths():
         image = cv2.imread(path, cv2.IMREAD_COLOR)
         if image is None:
             raise FileNotFoundError(f'{path}: a bundled photograph is '
@@ -504,10 +510,11 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
 
     def description(self) -> dict:
         """What determines the canvases (the key of the feature cache):
-        the generator's arguments and version, and the photographs'
-        file names and sizes."""
+        the generator's arguments and version, and the content of the
+        photographs and backgrounds (a digest of each file: photographs
+        replaced by others of the same size make another key)."""
         files = sorted(
-            (osp.relpath(path, self.stamps_root), osp.getsize(path))
+            (osp.relpath(path, self.stamps_root), file_digest(path))
             for folders in self.categories.values() for folder in folders
             for path in glob.glob(osp.join(self.stamps_root, folder, '*.png')))
         # The declared settings (``drawings`` through the categories).
@@ -520,7 +527,8 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
             generator=f'{type(self).__name__}/{GENERATOR_VERSION}',
             categories=self.categories,
             photographs=hashlib.sha256(repr(files).encode()).hexdigest(),
-            backgrounds=SKIMAGE_BACKGROUNDS + SKLEARN_BACKGROUNDS)
+            backgrounds=[(osp.basename(path), file_digest(path))
+                         for path in background_paths()])
 
     def load_data_list(self) -> List[dict]:
         """Generate the canvases and their labels (one data info each, see
@@ -532,7 +540,9 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
         maps = cached_feature_maps(
             self.description(),
             lambda: np.stack([info['img'] for info in self._draw(True)]),
-            self.features)
+            self.features,
+            count=len(infos),
+            image_size=(self.img_size, self.img_size))
         for info, feature_map in zip(infos, maps):
             info['img'] = feature_map
             info['img_shape'] = feature_map.shape[:2]
