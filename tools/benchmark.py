@@ -47,8 +47,8 @@ from mmlml.benchmark import docs_check
 from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
                                  add_worker_arguments, pruning, run_workers,
                                  search_rules)
-from mmlml.benchmark.record import (definition_from_ledger, export,
-                                    import_ledger, read_json)
+from mmlml.benchmark.record import (check_ledger, definition_from_ledger,
+                                    export, import_ledger, read_json)
 from mmlml.benchmark.report import report_args, write_reports
 from mmlml.benchmark.settings import IMPOSED_SETTINGS, MODES
 from mmlml.benchmark.sweep import Sweep, abs_path, repo_path
@@ -279,6 +279,7 @@ def run(args) -> dict:
         ledger = read_json(args.import_ledger,
                            'a ledger of the earlier tools/benchmark.py',
                            ('results', ))
+        check_ledger(args.import_ledger, ledger)  # before any storage
     inputs = [storage_path(args.storage), args.import_ledger] + args.configs
     check_outputs(args, inputs)
     reports = [f'--{k}' for k in REPORTS if getattr(args, k)]

@@ -14,18 +14,20 @@ rows under ``results``) into completed trials, so that nothing measured
 is trained again.
 """
 import json
+import math
+import numbers
 import os.path as osp
 import shlex
 from typing import Optional
 
 from .cli import PRUNING
-from .results import aggregate
+from .results import COLUMNS, aggregate
 from .search import EPOCHS_KEY, LR_KEY, SearchRules, summarise_tuning
 from .sweep import Group, Sweep, SweepError, repo_path
 
 __all__ = [
     'LedgerError', 'read_json', 'reproducer', 'export', 'import_ledger',
-    'definition_from_ledger'
+    'definition_from_ledger', 'check_ledger'
 ]
 
 #: A run's fields that describe the worker, not the run: left out.
@@ -155,19 +157,112 @@ def export(sweep: Sweep, storage: str, reports: dict) -> dict:
         trials=trials)
 
 
+def _ledger_runs(ledger: dict) -> list:
+    """Every run a ledger holds: its ``runs``, its complete ``trials`` (a
+    sweep's own record) and its rows' runs."""
+    runs = list(ledger.get('runs', {}).values()) + [
+        t for t in ledger.get('trials', [])
+        if not isinstance(t, dict) or t.get('state') == 'complete'
+    ]
+    for by_setting in ledger['results'].values():
+        for by_name in by_setting.values():
+            for row in by_name.values():
+                runs += row['runs']
+    return runs
+
+
+def check_ledger(path: str, ledger: dict) -> None:
+    """Refuse a ledger that is not of the shape the earlier tool and
+    :func:`export` write, naming what is wrong in one line: ``results``
+    (mode -> setting -> name -> row with ``runs``), ``runs`` (a mapping),
+    ``trials`` (a list), each run with its ``config``, ``mode``,
+    ``setting``, integer ``seed``, a finite ``val mAP`` and the test
+    metrics, a ``sweep`` with its ``rules``, and a ``command`` that
+    parses.
+
+    Raises:
+        LedgerError: the first problem found.
+    """
+
+    def refuse(problem: str) -> None:
+        raise LedgerError(f'{path}: not a ledger of tools/benchmark.py: '
+                          f'{problem}')
+
+    results = ledger.get('results')
+    rows = [
+        row for by_setting in (
+            results.values() if isinstance(results, dict) else [None])
+        for by_name in (
+            by_setting.values() if isinstance(by_setting, dict) else [None])
+        for row in (by_name.values() if isinstance(by_name, dict) else [None])
+    ]
+    if not isinstance(results, dict) or not all(
+            isinstance(row, dict) and isinstance(row.get('runs'), list)
+            for row in rows if row is not None) or None in rows:
+        refuse('`results` must map mode -> setting -> method -> a row with '
+               'its `runs` (a list)')
+    if not isinstance(ledger.get('runs', {}), dict):
+        refuse('`runs` must map run names to runs')
+    if not isinstance(ledger.get('trials', []), list):
+        refuse('`trials` must be a list')
+    if 'sweep' in ledger and not (
+            isinstance(ledger['sweep'], dict)
+            and isinstance(ledger['sweep'].get('rules'), dict)
+            and {'seeds', 'lrs', 'tune'} <= set(ledger['sweep']['rules'])):
+        refuse('its `sweep` has no `rules` with seeds, lrs and tune')
+    for index, run in enumerate(_ledger_runs(ledger)):
+        where = f'run {index}'
+        if not isinstance(run, dict):
+            refuse(f'{where} is not an object')
+        where = f'run {index} ({run.get("config")}, seed {run.get("seed")})'
+        missing = [
+            k
+            for k in ('config', 'mode', 'setting', 'seed', 'val mAP') + COLUMNS
+            if k not in run
+        ]
+        if missing:
+            refuse(f'{where} has no {", ".join(missing)}')
+        if not isinstance(run['seed'], int) or isinstance(run['seed'], bool):
+            refuse(f'{where}: `seed` must be an integer')
+        value = run['val mAP']
+        if value is not None and (not isinstance(value, numbers.Real)
+                                  or isinstance(value, bool)
+                                  or not math.isfinite(value)):
+            refuse(f'{where}: `val mAP` must be a finite number, got '
+                   f'{value!r}')
+        if not all(
+                isinstance(run[k], str)
+                for k in ('config', 'mode', 'setting')):
+            refuse(f'{where}: config, mode and setting must be text')
+        if not isinstance(run.get('point', {}), dict):
+            refuse(f'{where}: `point` must be an object')
+    command = ledger.get('command', '')
+    try:
+        words = shlex.split(command) if isinstance(command, str) else None
+    except ValueError as error:
+        words = None
+        command = f'{command!r} ({error})'
+    if words is None:
+        refuse(f'its `command` does not parse: {command}')
+    if '--cfg-options' in words:
+        for word in words[words.index('--cfg-options') + 1:]:
+            if word.startswith('--'):
+                break
+            if '=' not in word:
+                refuse(f'its command\'s --cfg-options entry {word!r} is not '
+                       'KEY=VALUE')
+
+
 def definition_from_ledger(path: str, ledger: dict) -> dict:
     """A sweep definition for an earlier tool's ledger: its configs,
     settings and modes (from its rows and runs), its seeds, learning
     rates, domain and ``--cfg-options``."""
-    runs = list(ledger.get('runs', {}).values()) + [
-        t for t in ledger.get('trials', []) if t.get('state') == 'complete'
-    ]
+    check_ledger(path, ledger)
+    runs = _ledger_runs(ledger)
     rows = [(mode, setting, name, row)
             for mode, by_setting in ledger['results'].items()
             for setting, by_name in by_setting.items()
             for name, row in by_name.items()]
-    for _, _, _, row in rows:
-        runs += row['runs']
     configs = []
     for run in runs:
         if 'config' not in run:
@@ -208,6 +303,7 @@ def import_ledger(sweep: Sweep, path: str, ledger: dict) -> int:
     (defined already); returns how many. A sweep that holds trials
     already is refused: a ledger is imported once, into a new sweep."""
     from optuna.trial import TrialState
+    check_ledger(path, ledger)
     if any(sweep.trials(group) for group in sweep.groups()):
         raise SweepError(f'{sweep.spec}: sweep {sweep.name!r} holds trials '
                          'already; import a ledger into a new --study')
