@@ -21,6 +21,7 @@ and batches, warm-ups and the learning-rate schedule scaled to the run: see
 :func:`mmlml.smoke_config.smoke_config`); ``--cfg-options`` still override
 it.
 """
+import os.path as osp
 
 import torch
 from mmengine.config import Config
@@ -151,7 +152,47 @@ def merge_args(cfg, args):
     if args.training_progress:
         add_training_progress_hook(cfg)
     check_amp_device(cfg)
+    check_compile(cfg)
+    check_scores_files(cfg)
     return cfg
+
+
+def check_compile(cfg):
+    """Refuse a ``compile`` setting that MMEngine would assert on, or a
+    backend torch does not have, before anything is built."""
+    setting = cfg.get('compile', False)
+    if isinstance(setting, bool):
+        return
+    if not isinstance(setting, dict):
+        raise ValueError(
+            f'compile must be True, False or a dict of torch.compile '
+            f"arguments (e.g. compile=dict(backend='inductor')), got "
+            f'{setting!r}')
+    backend = setting.get('backend', 'inductor')
+    if isinstance(backend, str):
+        from torch._dynamo import list_backends
+        if backend not in list_backends(exclude_tags=()):
+            raise ValueError(f'compile.backend {backend!r} is not a backend '
+                             'of torch.compile; it has '
+                             f'{", ".join(list_backends())}')
+
+
+def check_scores_files(cfg):
+    """Refuse a ``VLPseudoLabelHook`` whose ``scores_file`` (the first
+    stage's scores of a two-stage method: VLPL, GPR) does not exist,
+    naming how to make it."""
+    for hook in cfg.get('custom_hooks') or []:
+        if not isinstance(hook, dict) or str(hook.get(
+                'type', '')).split('.')[-1] != 'VLPseudoLabelHook':
+            continue
+        scores = hook.get('scores_file')
+        if scores and not osp.isfile(scores):
+            raise FileNotFoundError(
+                f'{scores}: the first stage\'s scores (the scores_file of '
+                'VLPseudoLabelHook) do not exist: train the first stage, '
+                'then write them with tools/vl_pseudo_label.py CONFIG --out '
+                f'{scores} (tools/benchmark.py runs both stages), or set '
+                'custom_hooks.N.scores_file')
 
 
 def add_training_progress_hook(cfg):
@@ -202,10 +243,21 @@ def main(argv=None):
     # Settings that disagree fail here, not at the first step (nor at the
     # parameter schedulers of an epoch with no iteration).
     check_training_setup(runner)
+    global _TRAINING
+    _TRAINING = True
     runner.train()
     end_distributed()
     return runner
 
 
+#: Whether ``runner.train()`` was reached: the errors before it are the
+#: command line's and the config's, said in one line.
+_TRAINING = False
+
 if __name__ == '__main__':
-    main()
+    try:
+        main()
+    except (ValueError, TypeError, FileNotFoundError) as error:
+        if _TRAINING:
+            raise
+        raise SystemExit(f'[train] {error}') from None

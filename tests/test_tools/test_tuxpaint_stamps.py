@@ -82,3 +82,20 @@ def test_without_debian_tools_says_what_to_do(debian_tools, tmp_path):
             SystemExit, match='dpkg-deb not found.*'
             'MMLML_TUXPAINT_STAMPS'):
         load_tool().main(['--out', str(tmp_path / 'unpacked')])
+
+
+@pytest.mark.parametrize('tool, hint', [('apt-get', 'apt-get update'),
+                                        ('dpkg-deb', 'writable')])
+def test_a_failing_debian_tool_is_one_line(debian_tools, tmp_path, tool,
+                                           hint):
+    """apt-get or dpkg-deb exiting non-zero: one line with its last words
+    and what to do (was: CalledProcessError's traceback)."""
+    path = debian_tools / tool
+    path.write_text(f'#!{sys.executable}\nimport sys\n'
+                    "sys.exit('E: Unable to locate package')\n")
+    with pytest.raises(SystemExit) as info:
+        load_tool().main(['--out', str(tmp_path / 'unpacked'), '--force'])
+    message = str(info.value)
+    assert message.startswith(f'[tuxpaint_stamps] `{tool}')
+    assert 'E: Unable to locate package' in message and hint in message
+    assert '\n' not in message

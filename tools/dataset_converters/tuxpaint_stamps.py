@@ -51,14 +51,32 @@ def unpack(out: str) -> str:
                 f"Debian's tools, unpack the package {PACKAGE} by hand and "
                 'set MMLML_TUXPAINT_STAMPS to its usr/share/tuxpaint/stamps')
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(['apt-get', 'download', PACKAGE], cwd=tmp, check=True)
+        _run(['apt-get', 'download', PACKAGE], tmp,
+             'run `apt-get update` first (as root), or check the network')
         debs = glob.glob(osp.join(tmp, f'{PACKAGE}_*.deb'))
         if len(debs) != 1:
             raise SystemExit(f'[tuxpaint_stamps] apt-get download gave '
                              f'{len(debs)} packages in {tmp}')
-        os.makedirs(out, exist_ok=True)
-        subprocess.run(['dpkg-deb', '-x', debs[0], out], check=True)
+        try:
+            os.makedirs(out, exist_ok=True)
+        except OSError as error:
+            raise SystemExit(f'[tuxpaint_stamps] cannot make --out {out} '
+                             f'({error.strerror})') from None
+        _run(['dpkg-deb', '-x', debs[0], out], tmp,
+             f'check that {out} is writable and has room')
     return osp.join(out, 'usr', 'share', 'tuxpaint', 'stamps')
+
+
+def _run(command: list, cwd: str, hint: str) -> None:
+    """Run a Debian tool; its failure is one line with its last words and
+    ``hint``."""
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    if result.returncode:
+        said = (result.stderr or result.stdout).strip().splitlines()
+        raise SystemExit(
+            f'[tuxpaint_stamps] `{" ".join(command)}` failed (exit '
+            f'{result.returncode}: {said[-1] if said else "no message"}); '
+            f'{hint}')
 
 
 def main(argv=None) -> None:

@@ -1,0 +1,59 @@
+"""tools/train.py refuses a config it cannot run before anything is built,
+in one line: a bad ``compile`` value or backend, and a two-stage method
+(VLPL, GPR) whose first stage's scores do not exist."""
+import os.path as osp
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT, load_train_tool
+from mmengine.config import Config
+
+TRAIN = load_train_tool()
+
+
+def _merge(config, *options):
+    args = TRAIN.parse_args([
+        osp.join(ROOT, config), '--smoke', '--work-dir', 'unused',
+        *(['--cfg-options', *options] if options else [])
+    ])
+    return TRAIN.merge_args(Config.fromfile(args.config), args)
+
+
+@pytest.mark.parametrize('option, message', [
+    ('compile=maybe', "compile must be True, False or a dict.*'maybe'"),
+    ('compile.backend=nosuch',
+     "compile.backend 'nosuch' is not a backend of torch.compile; it has "
+     '.*inductor'),
+])
+def test_a_bad_compile_setting_is_refused(option, message):
+    with pytest.raises(ValueError, match=message):
+        _merge('configs/demo/an.py', option)
+    _merge('configs/demo/an.py', "compile.backend=aot_eager")
+
+
+@pytest.mark.parametrize('config',
+                         ['configs/demo/vlpl.py', 'configs/demo/gpr.py'])
+def test_a_second_stage_without_its_scores_says_how_to_make_them(
+        tmp_path, monkeypatch, config):
+    monkeypatch.chdir(tmp_path)  # no work_dirs/an/scores.npy here
+    with pytest.raises(
+            FileNotFoundError,
+            match='work_dirs/an/scores.npy: the first stage.*'
+            'tools/vl_pseudo_label.py'):
+        _merge(config)
+
+
+def test_the_refusal_is_one_line(tmp_path):
+    result = subprocess.run([
+        sys.executable,
+        osp.join(ROOT, 'tools', 'train.py'),
+        osp.join(ROOT, 'configs', 'demo', 'vlpl.py'), '--smoke'
+    ],
+                            cwd=tmp_path,
+                            capture_output=True,
+                            text=True)
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith('[train] work_dirs/an/scores.npy: the first')
+    assert 'Traceback' not in result.stderr
