@@ -25,9 +25,12 @@ that a Runner using such a component gets
   takes effect for launchers that import mmlml first (``tools/train.py``
   and ``tools/test.py`` of this repository do).
 * :func:`patch_cpu_distributed`: MMEngine calls ``torch.cuda.set_device``
-  unconditionally in the PyTorch launcher and wraps the model with
-  ``device_ids=[LOCAL_RANK]``, so a CPU-only ``torchrun`` fails. Without
-  CUDA, the process group uses gloo and DDP gets no ``device_ids``, and the
+  unconditionally in the PyTorch and Slurm launchers and wraps the model
+  with ``device_ids=[LOCAL_RANK]``, so a CPU-only ``torchrun`` or ``srun``
+  (``tools/slurm_train.sh`` on CPU nodes) fails. Without CUDA, the process
+  group uses gloo (the Slurm launcher's rank, world size and address set
+  from Slurm's variables as MMEngine sets them) and DDP gets no
+  ``device_ids``, and the
   Runner's environment banner says so: the backend the process group uses
   (not the config's ``nccl``) and ``GPU number: 0``, with the number of
   processes as ``world size`` (MMEngine logs the world size as the GPU
@@ -165,10 +168,44 @@ def patch_cpu_distributed() -> None:
             kwargs.pop('output_device', None)
         ddp_init(self, module, *args, **kwargs)
 
+    init_dist_slurm = dist_utils._init_dist_slurm
+
+    def _init_dist_slurm(backend, port=None, init_backend='torch', **kwargs):
+        if torch.cuda.is_available() or init_backend != 'torch':
+            return init_dist_slurm(backend, port, init_backend, **kwargs)
+        slurm_environment(port)
+        torch_dist.init_process_group(
+            backend='gloo' if backend == 'nccl' else backend, **kwargs)
+
     dist_utils._init_dist_pytorch = _init_dist_pytorch
+    dist_utils._init_dist_slurm = _init_dist_slurm
     MMDistributedDataParallel.__init__ = __init__
     _patch_cpu_environment_log()
     _APPLIED['cpu_distributed'] = 'CPU torchrun'
+
+
+def slurm_environment(port=None) -> None:
+    """Set the variables of ``torch.distributed``'s ``env://`` start from
+    those of a Slurm task (``SLURM_PROCID``, ``SLURM_NTASKS``,
+    ``SLURM_LOCALID``, ``SLURM_NODELIST``): the rank, the world size, the
+    local rank, and the first node of the job as the master address unless
+    ``MASTER_ADDR`` is set; the port ``port``, else ``MASTER_PORT``, else
+    29500."""
+    import os
+    import subprocess
+    env = os.environ
+    env['RANK'] = env['SLURM_PROCID']
+    env['WORLD_SIZE'] = env['SLURM_NTASKS']
+    env['LOCAL_RANK'] = env.get('SLURM_LOCALID', '0')
+    if port is not None:
+        env['MASTER_PORT'] = str(port)
+    env.setdefault('MASTER_PORT', '29500')
+    if 'MASTER_ADDR' not in env:
+        nodes = env['SLURM_NODELIST']
+        first = subprocess.run(['scontrol', 'show', 'hostnames', nodes],
+                               capture_output=True,
+                               text=True).stdout.split()
+        env['MASTER_ADDR'] = first[0] if first else nodes
 
 
 def cpu_runtime_env(env_cfg: dict, world_size: int) -> dict:

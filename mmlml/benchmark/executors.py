@@ -2,6 +2,7 @@
 jobs through submitit (Slurm, or submitit's local executor), and wait for
 them. Every worker works on the same storage, so a sweep grows by
 starting more of them, from any machine that reaches it."""
+import logging
 import os.path as osp
 import subprocess
 import sys
@@ -9,7 +10,10 @@ from typing import List, Optional
 
 from .sweep import REPO_ROOT
 
-__all__ = ['EXECUTORS', 'start_workers', 'wait_workers', 'stop_workers']
+__all__ = [
+    'EXECUTORS', 'start_workers', 'wait_workers', 'stop_workers',
+    'quiet_sacct_warnings'
+]
 
 EXECUTORS = ('local', 'slurm', 'submitit-local')
 
@@ -18,6 +22,37 @@ def _worker(storage: str, study: str, trusted: List[str]) -> dict:
     """What a submitit job runs (importable, so that it pickles)."""
     from mmlml.benchmark.worker import work
     return work(storage, study, trusted=trusted)
+
+
+class _SacctOnce(logging.Filter):
+    """Let submitit's "Bypassing sacct error" through once, as one line:
+    without Slurm's accounting every poll of the jobs' states repeats it
+    (two lines a poll)."""
+
+    def __init__(self):
+        super().__init__()
+        self.said = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if 'Bypassing sacct error' not in record.getMessage():
+            return True
+        if self.said:
+            return False
+        self.said = True
+        record.msg = ('sacct (Slurm accounting) is not available: job '
+                      'states are read without it and may be inaccurate '
+                      '(said once per sweep)')
+        record.args = ()
+        return True
+
+
+def quiet_sacct_warnings() -> None:
+    """One sacct warning per sweep (:class:`_SacctOnce`), replacing any
+    earlier sweep's filter in this process."""
+    log = logging.getLogger('submitit')
+    for old in [f for f in log.filters if isinstance(f, _SacctOnce)]:
+        log.removeFilter(old)
+    log.addFilter(_SacctOnce())
 
 
 def start_workers(storage: str,
@@ -71,6 +106,8 @@ def start_workers(storage: str,
             for k, v in parameters.items() if not k.startswith('slurm_')
         }
     pool.update_parameters(name=f'mmlml-sweep-{study}', **parameters)
+    if executor == 'slurm':
+        quiet_sacct_warnings()
     return [
         pool.submit(_worker, storage, study, trusted) for _ in range(count)
     ]

@@ -4,6 +4,7 @@ other MMPretrain / MMEngine object as it was; the checks of stock losses fed
 mmlml's training targets. The crafted-file and real-training checks of
 checkpoint loading are in test_checkpoint_policy.py."""
 import importlib.util
+import os
 import os.path as osp
 import subprocess
 import sys
@@ -319,6 +320,8 @@ def test_upstream_still_needs_the_repairs(tmp_path):
         import mmengine.dist.utils as du
         print('set_device:', 'torch.cuda.set_device' in inspect.getsource(
             du._init_dist_pytorch))
+        print('slurm set_device:', 'torch.cuda.set_device' in
+              inspect.getsource(du._init_dist_slurm))
         # compiled_optimizer_step: a compiled optimizer step is compiled
         # again for every learning rate.
         from torch._dynamo.utils import counters
@@ -343,6 +346,7 @@ def test_upstream_still_needs_the_repairs(tmp_path):
     assert 'torch.load: refuses' in out.stdout
     assert 'hub loader: True' in out.stdout
     assert 'pkg_resources: True' in out.stdout
+    assert 'slurm set_device: True' in out.stdout
     assert 'set_device: True' in out.stdout
     assert 'lr graphs: 3' in out.stdout
     assert 'gpu number: True' in out.stdout
@@ -460,3 +464,36 @@ def test_training_stock_loss_on_single_positive_labels_trains(tmp_path):
     assert runner.iter == 4
     losses = runner.message_hub.get_scalar('train/loss').data[0]
     assert len(losses) == 4 and np.all(losses > 0)
+
+
+def test_slurm_launcher_starts_gloo_without_cuda(tmp_path):
+    """MMEngine's Slurm launcher on a machine without CUDA (one task, as
+    srun starts it): gloo, with the rank and world size of Slurm's
+    variables (the two-task run under a real Slurm is a cluster test)."""
+    import socket
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        port = sock.getsockname()[1]
+    script = textwrap.dedent("""
+        import mmlml
+        from mmengine.dist import init_dist, get_rank, get_world_size
+        from torch import distributed
+        init_dist('slurm', backend='nccl')
+        print(distributed.get_backend(), get_rank(), get_world_size())
+        """)
+    env = dict(
+        os.environ,
+        SLURM_PROCID='0',
+        SLURM_NTASKS='1',
+        SLURM_LOCALID='0',
+        SLURM_NODELIST='localhost',
+        MASTER_ADDR='127.0.0.1',
+        MASTER_PORT=str(port),
+        CUDA_VISIBLE_DEVICES='')
+    out = subprocess.run([sys.executable, '-c', script],
+                         capture_output=True,
+                         text=True,
+                         env=env,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ['gloo', '0', '1']
