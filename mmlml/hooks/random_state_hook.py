@@ -2,7 +2,7 @@
 draws the same random augmentation as the uninterrupted one."""
 import logging
 import random
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -73,19 +73,32 @@ class RandomStateHook(Hook):
     but ``persistent_workers=True`` keeps a worker's generators across
     epochs, which no checkpoint holds; and an iteration-based loop, when it
     resumes, runs the transforms of the batches it skips, drawing from the
-    restored generators. A checkpoint of another number of processes
-    resumes with a warning and fresh generators.
+    restored generators; a distributed run keeps them in its epoch
+    checkpoints only (they are gathered from every rank at the end of an
+    epoch). A checkpoint of another number of processes resumes with a
+    warning and fresh generators.
     """
 
+    # Before the CheckpointHook (VERY_LOW) at the end of an epoch.
     priority = 'LOW'
-
-    def before_save_checkpoint(self, runner, checkpoint: dict) -> None:
-        states = all_gather_object(random_state()) \
-            if get_world_size() > 1 else [random_state()]
-        checkpoint[KEY] = states
 
     def __init__(self):
         self._loaded: Optional[List[dict]] = None
+        self._gathered: Optional[Tuple[int, List[dict]]] = None
+
+    def after_train_epoch(self, runner) -> None:
+        # Only rank 0 saves checkpoints (MMEngine's save_checkpoint is
+        # master-only): every rank's generators are gathered here, where
+        # all ranks are, once an epoch.
+        if get_world_size() > 1:
+            self._gathered = (runner.iter, all_gather_object(random_state()))
+
+    def before_save_checkpoint(self, runner, checkpoint: dict) -> None:
+        if get_world_size() == 1:
+            checkpoint[KEY] = [random_state()]
+        elif self._gathered is not None and self._gathered[0] == runner.iter:
+            checkpoint[KEY] = self._gathered[1]
+        # else: a mid-epoch checkpoint of a distributed run: none kept
 
     def after_load_checkpoint(self, runner, checkpoint: dict) -> None:
         # Kept for before_train: MMEngine's resume may seed the generators
