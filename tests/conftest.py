@@ -24,6 +24,39 @@ def pytest_configure(config):
     _one_runner_name_per_second()
 
 
+#: Why the tests marked ``cluster`` skip (one line in the summary).
+CLUSTER_SKIP = ('cluster test bed not running: start it with `bash '
+                'tools/cluster_testbed.sh start` (root, Debian) and export '
+                'the variables it prints')
+
+
+def cluster_running() -> bool:
+    """Whether the test bed's variables are set (tools/cluster_testbed.sh)."""
+    return bool(
+        os.environ.get('MMLML_SLURM_PARTITION')
+        and os.environ.get('MMLML_TEST_DATABASE_URL'))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip the tests marked ``cluster`` where the test bed is not
+    running (under CI, which starts it, they fail instead)."""
+    if cluster_running() or os.environ.get('CI'):
+        return
+    skip = pytest.mark.skip(reason=CLUSTER_SKIP)
+    for item in items:
+        if 'cluster' in item.keywords:
+            item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line when the cluster tests were skipped."""
+    skipped = terminalreporter.stats.get('skipped', [])
+    count = sum(1 for report in skipped if CLUSTER_SKIP in str(report.longrepr))
+    if count:
+        terminalreporter.write_line(f'{count} cluster tests skipped: '
+                                    f'{CLUSTER_SKIP}')
+
+
 def _one_runner_name_per_second():
     """A Runner names its logger, message hub, visualizer and log folder
     after its config file and the second it starts: two Runners of one
