@@ -8,8 +8,8 @@ not hold** when it is negative by as much, and is **within noise**
 otherwise (with three seeds this is a rough test, not a significance
 level). With one seed on either side there is no spread to test against:
 the verdict is marked ``(one seed)`` (``holds (one seed)``) and the spread
-printed as ``± n/a``. ``tools/benchmark.py --claims FILE`` writes the verdicts as
-markdown, so that no hand-typed number can drift from the runs.
+printed as ``± n/a``. ``tools/benchmark.py --claims FILE`` writes the
+verdicts as markdown, so that no hand-typed number can drift from the runs.
 """
 import math
 from typing import Dict, List, Optional, Sequence

@@ -415,8 +415,8 @@ def test_legends_stay_inside_the_figure():
         lg.CurveSpec(dict(type='HillLoss')),
         lg.CurveSpec(dict(type='CRISPLoss'))
     ]
-    specs[0].label = 'a_config_with_a_long_name_for_its_experiment.py: ' \
-        'HillLoss(lamb=1.5, margin=1.0, gamma=2.0)'
+    specs[0].label = ('a_config_with_a_long_name_for_its_experiment.py: '
+                      'HillLoss(lamb=1.5, margin=1.0, gamma=2.0)')
     curves, _ = lg.compute_curves(
         specs, ('negative', 'positive'),
         lg.probability_grid(10, (0.01, 0.99), 'prob'), lg.EvalSettings())
