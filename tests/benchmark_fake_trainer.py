@@ -52,6 +52,7 @@ def main():
     for epoch in range(1, epochs + 1):
         time.sleep(float(os.environ.get('FAKE_EPOCH_SECONDS', 0)))
         runner.epoch = epoch
+        print(f'Epoch(train)  [{epoch}][1/1]  (as MMEngine logs)', flush=True)
         for hook in hooks:
             hook.after_val_epoch(runner,
                                  {'multi-label/mAP': val * epoch / epochs})
