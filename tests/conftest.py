@@ -22,6 +22,9 @@ def pytest_configure(config):
     from mmengine.dataset import base_dataset
     base_dataset.gc = types.SimpleNamespace(collect=lambda *args: 0)
     _one_runner_name_per_second()
+    # How far the suite is: a line every 30 s (tests/suite_progress.py).
+    from suite_progress import register
+    register(config)
 
 
 def _one_runner_name_per_second():

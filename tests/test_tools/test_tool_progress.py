@@ -3,6 +3,7 @@ few lines only), the demo's log interval and its line before each run."""
 import io
 import os.path as osp
 import sys
+import types
 
 from conftest import ROOT
 from mmengine.hooks import LoggerHook
@@ -167,3 +168,26 @@ def test_long_loops_print_progress_lines_not_bars():
         with open(osp.join(ROOT, module)) as f:
             text = f.read()
         assert 'ProgressBar' not in text and 'ProgressLine(' in text, module
+
+
+def test_suite_progress_prints_tests_done_and_eta(monkeypatch):
+    """The test suite's own progress line (tests/suite_progress.py, which
+    conftest.py registers): counted on each test's teardown report, on
+    the terminal reporter's own lines."""
+    from suite_progress import SuiteProgress
+    clock = Clock()
+    monkeypatch.setattr(progress_line.time, 'monotonic', clock)
+    written = []
+    reporter = types.SimpleNamespace(write_line=written.append)
+    plugin = SuiteProgress(reporter, interval=30)
+    plugin.pytest_xdist_node_collection_finished(None, ['a', 'b', 'c', 'd'])
+    plugin.pytest_xdist_node_collection_finished(None, ['a', 'b', 'c', 'd'])
+    for when in ('setup', 'call', 'teardown') * 4:
+        clock.now += 5
+        plugin.pytest_runtest_logreport(types.SimpleNamespace(when=when))
+    plugin.pytest_sessionfinish(None)
+    assert written == [
+        '[tests] done: 2/4 (50%), 0:00:30 elapsed, ETA 0:00:30',
+        '[tests] done: 4/4 (100%), 0:01:00 elapsed',
+        '[tests] done: 4/4 (100%), 0:01:00 elapsed'
+    ]
