@@ -225,3 +225,24 @@ def test_feature_caching_prints_progress(monkeypatch, capsys):
     lines = capsys.readouterr().err.splitlines()
     assert lines[0].startswith('caching features: 2/4 images (50%)')
     assert lines[-1].startswith('caching features: 4/4 images (100%)')
+
+
+def test_images_are_read_without_libpng_colour_profile_warnings(
+        tmp_path, capfd):
+    """scikit-image's page.png carries a colour profile that libpng warns
+    about on every read, as some stamps do: the domain's reader drops
+    the profile (which OpenCV never applies) and reads the same pixels,
+    in silence."""
+    import cv2
+    import skimage
+
+    from mmlml.datasets.domains.photo_canvases import read_image
+    page = osp.join(osp.dirname(skimage.__file__), 'data', 'page.png')
+    expected = cv2.imread(page, cv2.IMREAD_UNCHANGED)
+    assert 'iCCP' in capfd.readouterr().err  # what the reader avoids
+    image = read_image(page, cv2.IMREAD_UNCHANGED)
+    assert np.array_equal(image, expected)
+    assert capfd.readouterr().err == ''
+    (tmp_path / 'empty.png').write_bytes(b'')
+    assert read_image(str(tmp_path / 'empty.png')) is None
+    assert read_image(str(tmp_path / 'missing.png')) is None
