@@ -9,7 +9,9 @@ from mmengine.config import DictAction
 
 from mmlml.cli import add_cfg_options_argument, add_force_argument
 from .executors import EXECUTORS, start_workers, stop_workers, wait_workers
+from .progress import SweepProgress
 from .search import SearchRules
+from .sweep import Sweep
 
 __all__ = [
     'PRUNING', 'add_run_arguments', 'add_search_arguments',
@@ -132,8 +134,11 @@ def run_workers(args, storage: str, study: str, folder: str) -> list:
         args.executor,
         folder=folder,
         slurm=args.slurm)
+    progress = None
+    if args.executor != 'local':  # their output goes to their log files
+        progress = SweepProgress(Sweep(storage, study), 'benchmark').sweep_line
     try:
-        return wait_workers(handles)
+        return wait_workers(handles, progress)
     except KeyboardInterrupt:
         stop_workers(handles)
         raise

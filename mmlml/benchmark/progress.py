@@ -53,6 +53,14 @@ class SweepProgress:
                     finished += 1
         return finished, running, total
 
+    def sweep_line(self) -> str:
+        """The sweep's line, for who waits on workers that print
+        elsewhere (submitit jobs)."""
+        finished, running, total = self.counts()
+        elapsed = format_duration(time.monotonic() - self.start)
+        return (f'[{self.name}] trials: {finished} finished, {running} '
+                f'running, {total} queued so far; {elapsed} elapsed')
+
     def trial_line(self, run: str) -> str:
         """The line before a trial starts (it is already running)."""
         finished, running, total = self.counts()

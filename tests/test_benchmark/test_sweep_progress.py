@@ -81,3 +81,40 @@ def test_a_worker_prints_trials_and_epochs_and_the_tool_its_table(
     out = capfd.readouterr().out
     assert '| an |' in out and 'Single positive' in out
     assert set(data['results']['finetune']['single_positive']) == {'an'}
+
+
+def test_waiting_on_submitit_jobs_prints_the_sweeps_progress(capsys):
+    """submitit jobs (Slurm, submitit-local) write their output to their
+    own log files: the command waiting on them prints the sweep's line."""
+    from mmlml.benchmark.executors import wait_workers
+
+    class Job:
+        job_id = '1'
+
+        def __init__(self):
+            self.polls = 0
+
+        def done(self):
+            self.polls += 1
+            return self.polls > 3
+
+        def result(self):
+            return dict(errors=[])
+
+    calls = []
+
+    def progress():
+        calls.append(1)
+        return f'[benchmark] trials: {len(calls)} finished'
+
+    assert wait_workers([Job()], progress, interval=0.01) == []
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 3 and err[-1] == '[benchmark] trials: 3 finished'
+
+
+def test_sweep_line_counts_the_trials(tmp_path):
+    sweep = define(tmp_path, configs=('configs/demo/an.py', ), seeds=(0, ))
+    sweep.advance()  # queues the first trials
+    line = progress_module.SweepProgress(sweep, 'benchmark').sweep_line()
+    assert line.startswith('[benchmark] trials: 0 finished, 0 running, '
+                           '2 queued so far; 0:00:00 elapsed')  # 2 rates
