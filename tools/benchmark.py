@@ -49,7 +49,7 @@ from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
                                  search_rules)
 from mmlml.benchmark.record import (check_ledger, definition_from_ledger,
                                     export, import_ledger, read_json)
-from mmlml.benchmark.report import report_args, write_reports
+from mmlml.benchmark.report import report, report_args, write_reports
 from mmlml.benchmark.settings import IMPOSED_SETTINGS, MODES
 from mmlml.benchmark.sweep import Sweep, abs_path, repo_path
 from mmlml.cli import check_output, tool_parser
@@ -327,17 +327,18 @@ def run(args) -> dict:
     state['errors'] = worker_errors + state['errors']
     if args.workers and not state['errors']:
         state['errors'] = sweep.unfinished()
-    data = None
+    data = export(sweep, args.storage, {
+        'out': args.out,
+        **{
+            k: getattr(args, k)
+            for k in REPORTS
+        }
+    })
     if args.out:
-        data = export(sweep, args.storage, {
-            'out': args.out,
-            **{
-                k: getattr(args, k)
-                for k in REPORTS
-            }
-        })
         write_json(args.out, data)
         print('\n' + write_from_json(args.out, args))
+    else:  # no record asked for: the tables are printed all the same
+        print('\n' + report(data['results'], report_args(data)))
     if state['errors']:
         raise SystemExit('[benchmark] failed (fix the cause, then run the '
                          'same command with --retry-failed):\n' +

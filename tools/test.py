@@ -20,8 +20,8 @@ import mmlml  # noqa: F401  (registers modules, applies fixes)
 from mmlml.checkpoint_policy import check_checkpoint_exists
 from mmlml.cli import (add_cfg_options_argument, add_checkpoint_argument,
                        add_force_argument, add_launcher_arguments,
-                       check_output, end_distributed, set_local_rank,
-                       set_work_dir, tool_parser)
+                       cap_dataloader_workers, check_output, end_distributed,
+                       set_local_rank, set_work_dir, tool_parser)
 from mmlml.datasets.checks import check_config_annotation_files
 
 
@@ -69,11 +69,13 @@ def merge_args(cfg, args):
         cfg.test_evaluator = list(evaluators) + [
             dict(type='DumpResults', out_file_path=args.out)
         ]
+    if args.cfg_options is not None:
+        cfg.merge_from_dict(args.cfg_options)
+    for note in cap_dataloader_workers(cfg):
+        print(note)
     loader = cfg.test_dataloader
     if not loader.get('num_workers'):
         loader['persistent_workers'] = False
-    if args.cfg_options is not None:
-        cfg.merge_from_dict(args.cfg_options)
     return cfg
 
 

@@ -29,8 +29,8 @@ from mmengine.runner import Runner
 
 import mmlml  # noqa: F401  (registers modules, applies fixes)
 from mmlml.cli import (add_cfg_options_argument, add_launcher_arguments,
-                       end_distributed, set_local_rank, set_work_dir,
-                       tool_parser)
+                       cap_dataloader_workers, end_distributed, set_local_rank,
+                       set_work_dir, tool_parser)
 from mmlml.datasets.checks import check_config_annotation_files
 from mmlml.hooks import RandomStateHook, ResumeCheckHook, TrainingProgressHook
 from mmlml.hooks.default_hooks import disabled_default_hooks
@@ -147,6 +147,8 @@ def merge_args(cfg, args):
         cfg.auto_scale_lr = dict(cfg.get('auto_scale_lr') or {}, enable=True)
     if args.cfg_options is not None:
         cfg.merge_from_dict(args.cfg_options)
+    for note in cap_dataloader_workers(cfg):
+        print(note)
     # After --cfg-options: num_workers=0 there turns persistent workers off.
     set_dataloader_defaults(cfg, args)
     if args.training_progress:

@@ -5,17 +5,16 @@ the scores. Training code uses them (:class:`~mmlml.hooks.VLPseudoLabelHook`,
 relabel or analyse a training set (``tools/pseudo_label.py``,
 ``tools/analysis/missing_label_scores.py``); their command-line options are
 :mod:`mmlml.cli.model_options`."""
-import sys
 from typing import Tuple
 
 import numpy as np
 import torch
 from mmengine.dataset import pseudo_collate
 from mmengine.runner import load_checkpoint
-from mmengine.utils import ProgressBar
 from torch.utils.data import DataLoader
 
 from mmlml.registry import MODELS
+from mmlml.utils.progress_line import ProgressLine
 
 __all__ = ['find_pipeline', 'build_model', 'predict_scores']
 
@@ -77,7 +76,7 @@ def predict_scores(model,
         shuffle=False,
         num_workers=num_workers,
         collate_fn=pseudo_collate)
-    progress = ProgressBar(len(dataset), file=sys.stderr)
+    progress = ProgressLine('scoring', len(dataset), 'samples')
     for batch in loader:
         for sample in model.test_step(batch):
             score = sample.pred_score.float().cpu().numpy()
@@ -87,7 +86,7 @@ def predict_scores(model,
                     f'but the dataset has {dataset.num_classes} classes')
             scores[sample.sample_idx] = score
         progress.update(len(batch['data_samples']))
-    sys.stderr.write('\n')
+    progress.close()
     missing = np.isnan(scores).any(1)
     if missing.any():
         raise RuntimeError(

@@ -10,7 +10,9 @@ from mmengine.config import DictAction
 
 from mmlml.cli import add_cfg_options_argument, add_force_argument
 from .executors import EXECUTORS, start_workers, stop_workers, wait_workers
+from .progress import SweepProgress
 from .search import SearchRules
+from .sweep import Sweep
 
 __all__ = [
     'PRUNING', 'add_run_arguments', 'add_search_arguments',
@@ -137,13 +139,16 @@ def run_workers(args, storage: str, study: str, folder: str,
         folder=folder,
         slurm=args.slurm,
         trusted=trusted)
+    progress = None
+    if args.executor != 'local':  # their output goes to their log files
+        progress = SweepProgress(Sweep(storage, study), 'benchmark').sweep_line
 
     def interrupted(signum, frame):
         raise KeyboardInterrupt(f'signal {signum}')
 
     previous = signal.signal(signal.SIGTERM, interrupted)
     try:
-        return wait_workers(handles)
+        return wait_workers(handles, progress)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the workers stop too
         stop_workers(handles)
         raise

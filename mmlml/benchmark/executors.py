@@ -6,7 +6,8 @@ import logging
 import os.path as osp
 import subprocess
 import sys
-from typing import List, Optional
+import time
+from typing import Callable, List, Optional
 
 from .sweep import REPO_ROOT
 
@@ -113,8 +114,27 @@ def start_workers(storage: str,
     ]
 
 
-def wait_workers(handles: List[object]) -> List[str]:
-    """Wait for every worker; returns the errors they report."""
+def _report_until_done(handles: List[object], progress: Callable[[], str],
+                       interval: float) -> None:
+    """While submitit jobs run (their output goes to their log files),
+    print ``progress()`` on stderr every ``interval`` seconds."""
+    jobs = [h for h in handles if not isinstance(h, subprocess.Popen)]
+    last = time.monotonic()
+    while jobs and not all(job.done() for job in jobs):
+        time.sleep(min(1., interval))
+        if time.monotonic() - last >= interval:
+            print(progress(), file=sys.stderr, flush=True)
+            last = time.monotonic()
+
+
+def wait_workers(handles: List[object],
+                 progress: Optional[Callable[[], str]] = None,
+                 interval: float = 30.) -> List[str]:
+    """Wait for every worker; returns the errors they report. With
+    ``progress``, submitit jobs are waited for with its line every
+    ``interval`` seconds (local workers print their own)."""
+    if progress is not None:
+        _report_until_done(handles, progress, interval)
     errors = []
     for handle in handles:
         if isinstance(handle, subprocess.Popen):

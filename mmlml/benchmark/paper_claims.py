@@ -6,8 +6,10 @@ seeds) a claim **holds** when the difference of means is positive and at
 least twice its standard error, ``sqrt(s_a^2 / n_a + s_b^2 / n_b)``, **does
 not hold** when it is negative by as much, and is **within noise**
 otherwise (with three seeds this is a rough test, not a significance
-level). ``tools/benchmark.py --claims FILE`` writes the verdicts as
-markdown, so that no hand-typed number can drift from the runs.
+level). With one seed on either side there is no spread to test against:
+the verdict is marked ``(one seed)`` (``holds (one seed)``) and the spread
+printed as ``± n/a``. ``tools/benchmark.py --claims FILE`` writes the
+verdicts as markdown, so that no hand-typed number can drift from the runs.
 """
 import math
 from typing import Dict, List, Optional, Sequence
@@ -53,8 +55,13 @@ CLAIMS = (
 def verdict(better: dict, worse: dict) -> str:
     """``'holds'``, ``'does not hold'`` or ``'within noise'`` for the claim
     that ``better`` beats ``worse`` (two aggregates with ``'mAP'``,
-    ``'std'`` and ``'runs'``)."""
+    ``'std'`` and ``'runs'``); ``'holds (one seed)'``, ``'does not hold
+    (one seed)'`` or ``'tie (one seed)'`` when either has a single run."""
     diff = better['mAP'] - worse['mAP']
+    if min(len(better['runs']), len(worse['runs'])) < 2:
+        if diff == 0:
+            return 'tie (one seed)'
+        return ('holds' if diff > 0 else 'does not hold') + ' (one seed)'
     se = math.sqrt(better['std']['mAP']**2 / len(better['runs']) +
                    worse['std']['mAP']**2 / len(worse['runs']))
     if abs(diff) <= 2 * se:
@@ -63,6 +70,8 @@ def verdict(better: dict, worse: dict) -> str:
 
 
 def _cell(row: dict) -> str:
+    if len(row['runs']) < 2:
+        return f'{row["mAP"]:.2f} ± n/a'
     return f'{row["mAP"]:.2f} ± {row["std"]["mAP"]:.2f}'
 
 

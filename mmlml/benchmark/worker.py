@@ -35,6 +35,8 @@ from typing import Optional
 
 from mmengine.config import Config
 
+from .progress import EpochWatch, SweepProgress
+from .search import EPOCHS_KEY
 from .settings import (dataset_modes, format_options, mode_options, run_domain,
                        setting_options)
 from .stored_definition import check_trial, trainer_path
@@ -297,6 +299,7 @@ def work(storage: str,
     name = name or f'{socket.gethostname()}:{os.getpid()}'
     ran = 0
     current = {}
+    progress = SweepProgress(sweep, name)
 
     def lost(signum, frame):  # Slurm's preemption or a kill: queue again
         if current:
@@ -320,16 +323,20 @@ def work(storage: str,
         group, trial_id, attrs = taken
         current.update(id=trial_id, group=group, attrs=attrs)
         beat = _Heartbeat(sweep, trial_id, heartbeat)
+        print(progress.trial_line(attrs['run']), file=sys.stderr, flush=True)
+        watch = EpochWatch(
+            osp.join(
+                abs_path(sweep.definition['work_dir']), attrs['run'],
+                'log.txt'), f'[{name}] {attrs["run"]}',
+            int(attrs['point'].get(EPOCHS_KEY, 0)))
         try:
-            print(
-                f'[{name}] {attrs["run"]}: training',
-                file=sys.stderr,
-                flush=True)
             run_trial(sweep, group, trial_id, attrs)
         finally:
+            watch.close()
             beat.close()
             current.clear()
         ran += 1
+        progress.ran += 1
         record = sweep.storage.get_trial(trial_id)
         value = f'val mAP {record.value:.2f}' if record.value is not None \
             else record.user_attrs.get('failure') or \

@@ -1,12 +1,17 @@
 """How a tool's command line changes the config it reads:
-``--cfg-options`` and the work directory."""
+``--cfg-options``, the work directory, and the data loaders' worker
+processes capped to the cores this process may use."""
 import argparse
+import os
 import os.path as osp
 from typing import Optional
 
 from mmengine.config import DictAction
 
-__all__ = ['add_cfg_options_argument', 'set_work_dir']
+__all__ = [
+    'add_cfg_options_argument', 'set_work_dir', 'usable_cores',
+    'cap_dataloader_workers'
+]
 
 
 def add_cfg_options_argument(parser: argparse.ArgumentParser,
@@ -32,3 +37,29 @@ def set_work_dir(cfg, work_dir: Optional[str], config_path: str) -> None:
     elif cfg.get('work_dir') is None:
         cfg.work_dir = osp.join('./work_dirs',
                                 osp.splitext(osp.basename(config_path))[0])
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask, which a
+    container or ``taskset`` narrows; ``os.cpu_count()`` where the platform
+    has no affinity)."""
+    if hasattr(os, 'sched_getaffinity'):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def cap_dataloader_workers(cfg, cores: Optional[int] = None) -> list:
+    """Cap ``num_workers`` of the config's train, val and test data loaders
+    to ``cores`` (default :func:`usable_cores`): a paper config's 4 or 8
+    workers on a 2-core machine only compete for the cores (and PyTorch
+    warns about it). Returns one line per loader capped."""
+    cores = usable_cores() if cores is None else cores
+    notes = []
+    for name in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        loader = cfg.get(name)
+        workers = loader.get('num_workers') if loader else None
+        if workers and workers > cores:
+            loader['num_workers'] = cores
+            notes.append(f'{name}.num_workers: {workers} -> {cores} (the '
+                         f'cores this process may use)')
+    return notes

@@ -3,7 +3,8 @@ and the image files that are missing."""
 from typing import Any, Dict, List
 
 from mmengine.fileio import exists
-from mmengine.utils import ProgressBar
+
+from mmlml.utils.progress_line import ProgressLine
 
 __all__ = ['dataset_summary', 'format_summary']
 
@@ -47,7 +48,8 @@ def dataset_summary(dataset: Any,
     if check_images:
         missing: List[str] = []
         num_missing = 0
-        bar = ProgressBar(len(dataset)) if progress else None
+        bar = ProgressLine('checking images', len(dataset),
+                           'images') if progress else None
         for i in range(len(dataset)):
             path = dataset.get_data_info(i).get('img_path')
             if path is None or not exists(path):
@@ -57,7 +59,7 @@ def dataset_summary(dataset: Any,
             if bar is not None:
                 bar.update()
         if bar is not None:
-            print()
+            bar.close()
         summary.update(num_missing_images=num_missing, missing_images=missing)
     return summary
 

@@ -2,7 +2,8 @@
 stderr with what is done, the time elapsed and an estimate of the time
 left, printed at most every few seconds, so that a task that ends quickly
 (a test) prints nothing and a long one (on a loaded machine) a few lines
-only."""
+only. On a terminal the line is a live one, rewritten in place; a log file
+(no TTY) gets whole lines, never a bar's carriage returns."""
 import datetime
 import sys
 import time
@@ -34,6 +35,9 @@ class ProgressLine:
             Defaults to 10.
         file (TextIO, optional): Where to print. Defaults to the current
             ``sys.stderr``.
+        live (bool, optional): Rewrite one line in place (``\\r``) about
+            every :attr:`LIVE_INTERVAL` seconds instead of printing lines
+            ``interval`` apart. Defaults to whether ``file`` is a terminal.
 
     Example:
         >>> progress = ProgressLine('scoring', len(images), 'images')
@@ -48,7 +52,8 @@ class ProgressLine:
                  total: int,
                  unit: str = '',
                  interval: float = 10.,
-                 file: Optional[TextIO] = None):
+                 file: Optional[TextIO] = None,
+                 live: Optional[bool] = None):
         self.task = task
         self.total = int(total)
         self.unit = unit
@@ -58,6 +63,18 @@ class ProgressLine:
         self.start = time.monotonic()
         self.last = self.start
         self.printed = False
+        if live is None:
+            isatty = getattr(self.stream, 'isatty', None)
+            live = bool(isatty and isatty())
+        self.live = live
+
+    #: The seconds between two rewrites of a live line.
+    LIVE_INTERVAL = 0.5
+
+    @property
+    def stream(self) -> TextIO:
+        """Where the line goes: ``file``, else the current stderr."""
+        return self.file or sys.stderr
 
     def elapsed(self) -> float:
         """Seconds since the start."""
@@ -83,14 +100,20 @@ class ProgressLine:
         return text + (f', {note}' if note else '')
 
     def print(self, note: str = '') -> None:
-        """Print the line now."""
-        print(self.line(note), file=self.file or sys.stderr, flush=True)
+        """Print the line now (a live one: rewrite it)."""
+        if self.live:
+            self.stream.write('\r\x1b[K' + self.line(note))
+            self.stream.flush()
+        else:
+            print(self.line(note), file=self.stream, flush=True)
         self.last = time.monotonic()
         self.printed = True
 
     def due(self) -> bool:
         """Whether a line is due (see the class description)."""
         now = time.monotonic()
+        if self.live:
+            return now - self.last >= self.LIVE_INTERVAL
         wait = max(self.interval, 0.1 * (now - self.start))
         return now - self.last >= wait
 
@@ -111,3 +134,5 @@ class ProgressLine:
         printed nothing stays silent)."""
         if self.printed:
             self.print(note)
+            if self.live:
+                print(file=self.stream, flush=True)

@@ -405,3 +405,27 @@ def test_cli_plots_a_stateful_config(tmp_path, capsys):
         str(tmp_path / 'x.csv')
     ]) == 2
     assert 'pseudo_label must lie in [0, 1]' in capsys.readouterr().err
+
+
+def test_legends_stay_inside_the_figure():
+    """Long labels (a stateful loss's state, a config's name) are wrapped
+    and every panel's legend is drawn inside the figure, below its
+    panel, never over the curves' panel or past the edge."""
+    specs = [
+        lg.CurveSpec(dict(type='HillLoss')),
+        lg.CurveSpec(dict(type='CRISPLoss'))
+    ]
+    specs[0].label = ('a_config_with_a_long_name_for_its_experiment.py: '
+                      'HillLoss(lamb=1.5, margin=1.0, gamma=2.0)')
+    curves, _ = lg.compute_curves(
+        specs, ('negative', 'positive'),
+        lg.probability_grid(10, (0.01, 0.99), 'prob'), lg.EvalSettings())
+    fig = plot_loss_gradients.figure(curves, 'signed', 'prob', 'panels',
+                                     'title')
+    fig.canvas.draw()
+    box = fig.bbox
+    for ax in fig.axes:
+        legend = ax.get_legend().get_window_extent()
+        assert box.x0 <= legend.x0 and legend.x1 <= box.x1
+        assert box.y0 <= legend.y0 and legend.y1 <= box.y1
+        assert legend.y1 <= ax.get_window_extent().y0  # below the panel

@@ -261,3 +261,15 @@ def test_claims_verdicts_and_markdown():
         '81.00 ± 1.00 | holds |' in text
     assert '| hill beats splc' in text and 'within noise |' in text
     assert 'em_apl' not in text  # claims of configs not run are left out
+
+
+def test_claims_from_one_seed_are_marked():
+    """One seed has no spread: a 0.1 lead is no evidence, and says so."""
+    one, other = row([80.1]), row([80.])
+    assert verdict(one, other) == 'holds (one seed)'
+    assert verdict(other, one) == 'does not hold (one seed)'
+    assert verdict(one, one) == 'tie (one seed)'
+    assert verdict(one, row([70., 71., 72.])) == 'holds (one seed)'
+    rows = {'an': other, 'full_labels': row([95.]), 'hill': one}
+    text = claims_markdown({'r0.5': rows}, {})
+    assert '| 80.10 ± n/a | 80.00 ± n/a | holds (one seed) |' in text

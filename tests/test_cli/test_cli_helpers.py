@@ -152,3 +152,32 @@ def test_tool_parser_takes_the_docstring_head():
     for missing in (None, '', '  \n'):
         with pytest.raises(ValueError, match='needs a docstring'):
             cli.tool_parser(missing)
+
+
+def test_dataloader_workers_are_capped_to_the_usable_cores(monkeypatch):
+    """A paper config's 4 workers on a 2-core machine: train.py
+    caps every loader to the cores of this process's affinity mask, and
+    says so in one line per loader; fewer workers are left alone."""
+    from conftest import load_train_tool
+    monkeypatch.setattr(os, 'sched_getaffinity', lambda pid: {0, 1})
+    assert cli.usable_cores() == 2
+    cfg = Config(
+        dict(
+            train_dataloader=dict(num_workers=8),
+            val_dataloader=dict(num_workers=1),
+            test_dataloader=dict(num_workers=0)))
+    notes = cli.cap_dataloader_workers(cfg)
+    assert notes == [
+        'train_dataloader.num_workers: 8 -> 2 (the cores this '
+        'process may use)'
+    ]
+    assert [
+        cfg[name].num_workers
+        for name in ('train_dataloader', 'val_dataloader', 'test_dataloader')
+    ] == [2, 1, 0]
+    tool = load_train_tool()
+    config = osp.join(ROOT, 'configs', 'baselines',
+                      'an_resnet50_1xb16_coco2014-single.py')
+    cfg = tool.merge_args(Config.fromfile(config), tool.parse_args([config]))
+    assert cfg.train_dataloader.num_workers == 2
+    assert cfg.val_dataloader.num_workers <= 2

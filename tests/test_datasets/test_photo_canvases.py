@@ -270,3 +270,40 @@ def test_classes_are_its_own_and_no_files_are_read(stamps):
         img_size=48,
         metainfo=dict(classes=list(PHOTO_CATEGORIES), note='kept'))
     assert same.metainfo['note'] == 'kept'
+
+
+def test_feature_caching_prints_progress(monkeypatch, capsys):
+    """Computing feature maps says how far it is (a line per batch with
+    no least interval here; 5 s apart by default) and ends with a line."""
+    monkeypatch.setattr(feature_maps_module, 'PROGRESS_INTERVAL', 0.)
+    features = feature_maps_module.check_features(
+        dict(
+            backbone=dict(type='EfficientNetLite', out_indices=(1, )),
+            batch_size=2))
+    images = np.zeros((4, 32, 32, 3), np.uint8)
+    maps = feature_maps_module.feature_maps(images, features)
+    assert len(maps) == 4
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith('caching features: 2/4 images (50%)')
+    assert lines[-1].startswith('caching features: 4/4 images (100%)')
+
+
+def test_images_are_read_without_libpng_colour_profile_warnings(
+        tmp_path, capfd):
+    """scikit-image's page.png carries a colour profile that libpng warns
+    about on every read, as some stamps do: the domain's reader drops
+    the profile (which OpenCV never applies) and reads the same pixels,
+    in silence."""
+    import cv2
+    import skimage
+
+    from mmlml.datasets.domains.photo_canvases import read_image
+    page = osp.join(osp.dirname(skimage.__file__), 'data', 'page.png')
+    expected = cv2.imread(page, cv2.IMREAD_UNCHANGED)
+    assert 'iCCP' in capfd.readouterr().err  # what the reader avoids
+    image = read_image(page, cv2.IMREAD_UNCHANGED)
+    assert np.array_equal(image, expected)
+    assert capfd.readouterr().err == ''
+    (tmp_path / 'empty.png').write_bytes(b'')
+    assert read_image(str(tmp_path / 'empty.png')) is None
+    assert read_image(str(tmp_path / 'missing.png')) is None

@@ -456,13 +456,24 @@ def has_key(cfg, key):
     return True
 
 
+def replaced(key, values):
+    """Whether ``key`` is inside a dict that the same ``--cfg-options``
+    replace (``PARENT._delete_=True``: its keys are new ones)."""
+    deleted = [
+        value.partition('=')[0][:-len('._delete_')] for value in values
+        if value.partition('=')[0].endswith('._delete_')
+    ]
+    return key.endswith('._delete_') and key[:-len('._delete_')] in deleted \
+        or any(key.startswith(parent + '.') for parent in deleted)
+
+
 def cfg_option_problems(configs, values):
     problems = []
     for config in configs:
         cfg = load_config(config)
         for value in values:
             key = value.partition('=')[0]
-            if not has_key(cfg, key):
+            if not has_key(cfg, key) and not replaced(key, values):
                 problems.append(f'--cfg-options {key}: no such key in '
                                 f'{config}')
     return problems

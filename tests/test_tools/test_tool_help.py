@@ -6,6 +6,7 @@ import ast
 import glob
 import importlib.util
 import os.path as osp
+import subprocess
 import sys
 
 import pytest
@@ -83,3 +84,19 @@ def test_description_is_the_docstring(path):
     description = built_parser(path).description
     assert description and description.rstrip('.') == first.replace(
         '``', '').rstrip(':.'), path
+
+
+def test_help_prints_no_mmcv_lite_warning():
+    """mmlml filters mmcv-lite's import-time warning about
+    ``MultiScaleDeformableAttention`` (a module mmlml never uses) before
+    mmcv is imported; other warnings still show."""
+    code = ('import warnings; '
+            'import mmlml, mmcv.cnn.bricks.transformer; '
+            'warnings.warn("another warning")')
+    result = subprocess.run([sys.executable, '-c', code],
+                            cwd=ROOT,
+                            capture_output=True,
+                            text=True,
+                            check=True)
+    assert 'MultiScaleDeformableAttention' not in result.stderr
+    assert 'another warning' in result.stderr

@@ -3,6 +3,7 @@ few lines only), the demo's log interval and its line before each run."""
 import io
 import os.path as osp
 import sys
+import types
 
 from conftest import ROOT
 from mmengine.hooks import LoggerHook
@@ -128,3 +129,65 @@ def test_demo_says_which_run_is_next(tiny_demo_config, tmp_path, capsys):
     ]
     # 4 training iterations an epoch: the log interval of 50 became 1.
     assert 'Epoch(train) [1][1/4]' in captured.out
+
+
+class Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self):
+        return True
+
+
+def test_progress_line_is_live_on_a_terminal_only(monkeypatch):
+    """On a terminal one line is rewritten in place (every half second);
+    in a log (no TTY) whole lines come, without a carriage return."""
+    clock = Clock()
+    monkeypatch.setattr(progress_line.time, 'monotonic', clock)
+    terminal, log = Terminal(), io.StringIO()
+    lines = [ProgressLine('task', 20, file=out) for out in (terminal, log)]
+    for _ in range(20):
+        clock.now += 1
+        for line in lines:
+            line.update()
+    for line in lines:
+        line.close()
+    assert [line.live for line in lines] == [True, False]
+    text = terminal.getvalue()
+    # One rewrite per update and one at the end, one newline.
+    assert text.count('\r') == 21 and text.count('\n') == 1
+    assert text.endswith('task: 20/20 (100%), 0:00:20 elapsed\n')
+    assert '\r' not in log.getvalue()
+    assert 1 < len(log.getvalue().splitlines()) < 5
+
+
+def test_long_loops_print_progress_lines_not_bars():
+    """The loops that used MMEngine's ProgressBar (a carriage return per
+    item, hundreds of lines in a log) use ProgressLine."""
+    for module in ('mmlml/apis/model_scores.py', 'mmlml/datasets/summary.py',
+                   'mmlml/datasets/benchmarks/openimages_files.py'):
+        with open(osp.join(ROOT, module)) as f:
+            text = f.read()
+        assert 'ProgressBar' not in text and 'ProgressLine(' in text, module
+
+
+def test_suite_progress_prints_tests_done_and_eta(monkeypatch):
+    """The test suite's own progress line (tests/suite_progress.py, which
+    conftest.py registers): counted on each test's teardown report, on
+    the terminal reporter's own lines."""
+    from suite_progress import SuiteProgress
+    clock = Clock()
+    monkeypatch.setattr(progress_line.time, 'monotonic', clock)
+    written = []
+    reporter = types.SimpleNamespace(write_line=written.append)
+    plugin = SuiteProgress(reporter, interval=30)
+    plugin.pytest_xdist_node_collection_finished(None, ['a', 'b', 'c', 'd'])
+    plugin.pytest_xdist_node_collection_finished(None, ['a', 'b', 'c', 'd'])
+    for when in ('setup', 'call', 'teardown') * 4:
+        clock.now += 5
+        plugin.pytest_runtest_logreport(types.SimpleNamespace(when=when))
+    plugin.pytest_sessionfinish(None)
+    assert written == [
+        '[tests] done: 2/4 (50%), 0:00:30 elapsed, ETA 0:00:30',
+        '[tests] done: 4/4 (100%), 0:01:00 elapsed',
+        '[tests] done: 4/4 (100%), 0:01:00 elapsed'
+    ]

@@ -30,6 +30,7 @@ import csv
 import os
 import os.path as osp
 import sys
+import textwrap
 
 import numpy as np
 from mmengine.config import Config
@@ -222,8 +223,16 @@ def plotted(curve, sign):
     return np.abs(curve.grad) if sign == 'magnitude' else curve.grad
 
 
-def plot(curves, out, sign, x_axis, layout, title, ylim=None, dpi=150):
-    """Draw the curves into a PNG (matplotlib, Agg backend)."""
+#: Legend labels are wrapped at this many characters (a stateful loss's
+#: label names its state and can be long).
+LEGEND_WIDTH = 48
+
+
+def figure(curves, sign, x_axis, layout, title, ylim=None):
+    """Draw the curves into a matplotlib figure (Agg backend), one panel
+    per target kind (or one for all with ``layout='overlay'``), each
+    panel's legend below it: the constrained layout keeps every legend
+    inside the figure, however long its labels."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -231,16 +240,21 @@ def plot(curves, out, sign, x_axis, layout, title, ylim=None, dpi=150):
     kinds = [None] if layout == 'overlay' else list(
         dict.fromkeys(curve.kind for curve in curves))
     fig, axes = plt.subplots(
-        1, len(kinds), figsize=(6.4 * len(kinds), 4.8), squeeze=False)
+        1,
+        len(kinds),
+        figsize=(6.4 * len(kinds), 4.8),
+        squeeze=False,
+        layout='constrained')
     for ax, kind in zip(axes[0], kinds):
         group = [c for c in curves if kind in (None, c.kind)]
         for i, curve in enumerate(group):
+            label = curve.label(kind is None and curve.spec.label is None)
             ax.plot(
                 curve.probs if x_axis == 'prob' else curve.logits,
                 plotted(curve, sign),
                 linestyle=LINESTYLES[i % len(LINESTYLES)],
                 linewidth=1.6,
-                label=curve.label(kind is None and curve.spec.label is None))
+                label=textwrap.fill(label, LEGEND_WIDTH))
         if sign == 'signed':
             ax.axhline(0.0, color='0.6', linewidth=0.8)
         if x_axis == 'logit':
@@ -253,9 +267,16 @@ def plot(curves, out, sign, x_axis, layout, title, ylim=None, dpi=150):
         ax.set_ylabel('|dL/dx|' if sign == 'magnitude' else 'dL/dx')
         ax.set_title(TARGET_TITLES[kind] if kind else 'Gradients')
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize='small')
+        ax.legend(
+            fontsize='small', loc='upper center', bbox_to_anchor=(0.5, -0.14))
     fig.suptitle(title)
-    fig.tight_layout()
+    return fig
+
+
+def plot(curves, out, sign, x_axis, layout, title, ylim=None, dpi=150):
+    """Draw the curves (:func:`figure`) into a PNG."""
+    import matplotlib.pyplot as plt
+    fig = figure(curves, sign, x_axis, layout, title, ylim)
     os.makedirs(osp.dirname(osp.abspath(out)), exist_ok=True)
     fig.savefig(out, dpi=dpi)
     plt.close(fig)

@@ -12,8 +12,8 @@ from array import array
 from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 import numpy as np
-from mmengine.utils import ProgressBar
 
+from mmlml.utils.progress_line import ProgressLine
 from ..file_utils import check_file, quote
 
 __all__ = [
@@ -223,13 +223,14 @@ class _CountingRaw(io.RawIOBase):
 @contextlib.contextmanager
 def _open_text(path: str, progress: bool):
     """Open a large text file for ``csv``, with a progress bar over its
-    bytes (MMEngine's ``ProgressBar``, in MiB) if ``progress``."""
+    bytes (:class:`~mmlml.utils.progress_line.ProgressLine`, in MiB) if
+    ``progress``."""
     if not progress:
         with open(path, newline='', encoding='utf-8-sig') as f:
             yield f
         return
     total = max(1, osp.getsize(path) >> 20)
-    bar = ProgressBar(total)
+    bar = ProgressLine(f'reading {osp.basename(path)}', total, 'MiB')
     state = dict(read=0, shown=0)
 
     def update(size):
@@ -247,7 +248,7 @@ def _open_text(path: str, progress: bool):
         yield text
         if state['shown'] < total:
             bar.update(total - state['shown'])
-        print()
+        bar.close()
 
 
 def _fractional_error(path: str, line: int, row: List[str],

@@ -18,6 +18,8 @@ from typing import Callable, Optional, Tuple
 
 import numpy as np
 
+from mmlml.utils.progress_line import ProgressLine
+
 __all__ = [
     'check_features', 'feature_maps', 'map_shape', 'read_cache',
     'cached_feature_maps', 'file_digest'
@@ -77,10 +79,15 @@ def file_digest(path: str) -> str:
     return digest.hexdigest()
 
 
+#: The least seconds between two progress lines of :func:`feature_maps`.
+PROGRESS_INTERVAL = 5.
+
+
 def feature_maps(images: np.ndarray, features: dict) -> np.ndarray:
     """The last feature map of ``features['backbone']`` for each of the
     ``(N, H, W, 3)`` BGR ``uint8`` ``images``, as an ``(N, h, w, C)``
-    ``float16`` array (the backbone in eval mode, no gradients)."""
+    ``float16`` array (the backbone in eval mode, no gradients), with a
+    progress line on stderr when it takes more than a few seconds."""
     import torch
     from mmpretrain.registry import MODELS
 
@@ -97,6 +104,8 @@ def feature_maps(images: np.ndarray, features: dict) -> np.ndarray:
     mean = torch.tensor(features['mean'], dtype=torch.float32)
     std = torch.tensor(features['std'], dtype=torch.float32)
     out = None
+    progress = ProgressLine(
+        'caching features', len(images), 'images', interval=PROGRESS_INTERVAL)
     with torch.no_grad():
         for start in range(0, len(images), features['batch_size']):
             batch = torch.from_numpy(
@@ -108,6 +117,8 @@ def feature_maps(images: np.ndarray, features: dict) -> np.ndarray:
             if out is None:
                 out = np.empty((len(images), ) + maps.shape[1:], np.float16)
             out[start:start + len(maps)] = maps
+            progress.update(len(maps))
+    progress.close()
     return out
 
 

@@ -124,10 +124,40 @@ def find_stamps_root(stamps_root: Optional[str] = None) -> str:
         '`stamps_root`.')
 
 
+def _without_colour_profile(data: bytes) -> bytes:
+    """A PNG file's bytes without its ``iCCP`` chunk (the embedded colour
+    profile, which OpenCV never applies); any other file as it is. Some
+    stamps and bundled photographs carry a profile that libpng warns about
+    on every read (``iCCP: known incorrect sRGB profile``)."""
+    if not data.startswith(b'\x89PNG\r\n\x1a\n'):
+        return data
+    parts, at = [data[:8]], 8
+    while at + 8 <= len(data):
+        length = int.from_bytes(data[at:at + 4], 'big')
+        end = at + 12 + length  # length, type, data, CRC
+        if data[at + 4:at + 8] != b'iCCP':
+            parts.append(data[at:end])
+        at = end
+    return b''.join(parts)
+
+
+def read_image(path: str, flags: int = cv2.IMREAD_COLOR):
+    """``cv2.imread(path, flags)`` without libpng's colour-profile
+    warnings (:func:`_without_colour_profile`); None when unreadable."""
+    try:
+        with open(path, 'rb') as f:
+            data = _without_colour_profile(f.read())
+    except OSError:
+        return None
+    if not data:
+        return None
+    return cv2.imdecode(np.frombuffer(data, np.uint8), flags)
+
+
 def _read_rgba(path: str, max_side: int) -> np.ndarray:
     """The RGBA ``uint8`` image at ``path``, shrunk so that its longest
     side is at most ``max_side``."""
-    image = cv2.imread(path, cv2.IMREAD_UNCHANGED)
+    image = read_image(path, cv2.IMREAD_UNCHANGED)
     if image is None:
         raise ValueError(f'{path}: not a readable image')
     if image.ndim == 2:
@@ -194,7 +224,7 @@ def load_backgrounds() -> Tuple[np.ndarray, ...]:
     :func:`background_paths`; no download."""
     backgrounds = []
     for path in background_paths():
-        image = cv2.imread(path, cv2.IMREAD_COLOR)
+        image = read_image(path, cv2.IMREAD_COLOR)
         if image is None:
             raise FileNotFoundError(f'{path}: a bundled photograph is '
                                     'missing; reinstall the package')
