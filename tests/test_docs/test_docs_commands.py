@@ -82,6 +82,7 @@ SCRIPTS = {
     'tools/lint.sh': {'--fix'},
     'tools/setup_venv.sh': set(),
     'tools/analysis/stress_distributed.sh': set(),
+    'tools/cluster_testbed.sh': set(),  # start, stop, status, env
 }
 
 #: Tools whose first positional argument is a config.
