@@ -46,17 +46,16 @@ def _database():
 
 def _benchmark(tmp_path, *args, env=None, name='out'):
     out = tmp_path / f'{name}.json'
-    result = subprocess.run(
-        [
-            sys.executable,
-            osp.join(ROOT, 'tools', 'benchmark.py'), *args, '--out',
-            str(out)
-        ],
-        capture_output=True,
-        text=True,
-        env=env or _env(),
-        cwd=ROOT,
-        timeout=600)
+    result = subprocess.run([
+        sys.executable,
+        osp.join(ROOT, 'tools', 'benchmark.py'), *args, '--out',
+        str(out)
+    ],
+                            capture_output=True,
+                            text=True,
+                            env=env or _env(),
+                            cwd=ROOT,
+                            timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(out.read_text()), result.stderr
 
@@ -67,28 +66,46 @@ def _rows(record):
     for mode, by_setting in record['results'].items():
         for setting, by_name in by_setting.items():
             for name, row in by_name.items():
-                rows[(mode, setting, name)] = (
-                    row['tuning']['chosen'],
-                    [(run['seed'], run['val mAP'], run['mAP'])
-                     for run in row['runs']])
+                rows[(mode, setting, name)] = (row['tuning']['chosen'], [
+                    (run['seed'], run['val mAP'], run['mAP'])
+                    for run in row['runs']
+                ])
     return rows
 
 
 SWEEP = [
-    AN, FULL, '--seeds', '0', '1', '--lrs', '0.1', '0.3', '--lr-bounds',
-    '0.1', '0.3', '--max-doublings', '0', '--no-prune'
+    AN, FULL, '--seeds', '0', '1', '--lrs', '0.1', '0.3', '--lr-bounds', '0.1',
+    '0.3', '--max-doublings', '0', '--no-prune'
 ]
 
 
 def test_slurm_workers_on_postgresql_write_the_local_rows(tmp_path):
     url, study = _database()
     slurm, err = _benchmark(
-        tmp_path, *SWEEP, '--storage', url, '--study', study, '--work-dir',
-        str(tmp_path / 'slurm'), '--workers', '2', *_slurm(), name='slurm')
+        tmp_path,
+        *SWEEP,
+        '--storage',
+        url,
+        '--study',
+        study,
+        '--work-dir',
+        str(tmp_path / 'slurm'),
+        '--workers',
+        '2',
+        *_slurm(),
+        name='slurm')
     local, _ = _benchmark(
-        tmp_path, *SWEEP, '--storage', str(tmp_path / 'local.db'),
-        '--study', 'local', '--work-dir', str(tmp_path / 'local'),
-        '--workers', '2', name='local')
+        tmp_path,
+        *SWEEP,
+        '--storage',
+        str(tmp_path / 'local.db'),
+        '--study',
+        'local',
+        '--work-dir',
+        str(tmp_path / 'local'),
+        '--workers',
+        '2',
+        name='local')
     assert _rows(slurm) == _rows(local)
     # Every run once (a database storage drops a run queued twice by two
     # workers when it is taken: a trial marked duplicate, never run).
@@ -103,11 +120,10 @@ def test_a_cancelled_job_queues_its_run_again(tmp_path):
     from mmlml.benchmark.sweep import Sweep
     from mmlml.benchmark.worker import work
     url, study = _database()
-    _benchmark(
-        tmp_path, AN, '--seeds', '0', '--lrs', '0.1', '--lr-bounds', '0.1',
-        '0.1', '--max-doublings', '0', '--no-prune', '--storage', url,
-        '--study', study,
-        '--work-dir', str(tmp_path / 'w'), '--workers', '0')
+    _benchmark(tmp_path, AN, '--seeds', '0', '--lrs', '0.1', '--lr-bounds',
+               '0.1', '0.1', '--max-doublings', '0', '--no-prune',
+               '--storage', url, '--study', study, '--work-dir',
+               str(tmp_path / 'w'), '--workers', '0')
     sweep = Sweep(url, study)
     os.environ.update(MMLML_SWEEP_TRAINER=FAKE, FAKE_EPOCH_SECONDS='2')
     try:
@@ -144,16 +160,15 @@ def test_join_from_another_process_adds_workers(tmp_path):
     url, study = _database()
     common = ['--storage', url, '--study', study, '--workers', '1', *_slurm()]
     env = _env(FAKE_EPOCH_SECONDS='1')
-    first = subprocess.Popen(
-        [
-            sys.executable,
-            osp.join(ROOT, 'tools', 'benchmark.py'), *SWEEP, '--work-dir',
-            str(tmp_path / 'w'), *common
-        ],
-        env=env,
-        cwd=ROOT,
-        stderr=subprocess.PIPE,
-        text=True)
+    first = subprocess.Popen([
+        sys.executable,
+        osp.join(ROOT, 'tools', 'benchmark.py'), *SWEEP, '--work-dir',
+        str(tmp_path / 'w'), *common
+    ],
+                             env=env,
+                             cwd=ROOT,
+                             stderr=subprocess.PIPE,
+                             text=True)
     from mmlml.benchmark.sweep import Sweep
     for _ in range(240):
         try:
@@ -168,7 +183,8 @@ def test_join_from_another_process_adds_workers(tmp_path):
     sweep = Sweep(url, study)
     workers = {
         trial.user_attrs.get('worker')
-        for group in sweep.groups() for trial in sweep.trials(group)
+        for group in sweep.groups()
+        for trial in sweep.trials(group)
     }
     assert len(workers - {None}) == 2  # the first job's and the joined one
     assert len(joined['trials']) == 6
@@ -177,19 +193,17 @@ def test_join_from_another_process_adds_workers(tmp_path):
 def test_select_method_through_slurm(tmp_path):
     config = tmp_path / 'mine.py'
     config.write_text(f"_base_ = [{osp.join(ROOT, AN)!r}]\n")
-    result = subprocess.run(
-        [
-            sys.executable,
-            osp.join(ROOT, 'tools', 'select_method.py'),
-            str(config), '--methods', 'an', 'hill', '--seeds', '0',
-            '--work-dir',
-            str(tmp_path / 'select'), '--workers', '2', *_slurm()
-        ],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        cwd=tmp_path,
-        timeout=600)
+    result = subprocess.run([
+        sys.executable,
+        osp.join(ROOT, 'tools', 'select_method.py'),
+        str(config), '--methods', 'an', 'hill', '--seeds', '0', '--work-dir',
+        str(tmp_path / 'select'), '--workers', '2', *_slurm()
+    ],
+                            capture_output=True,
+                            text=True,
+                            env=_env(),
+                            cwd=tmp_path,
+                            timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert 'Best:' in result.stdout
     assert list((tmp_path / 'select').glob('best_*.py'))
@@ -204,9 +218,9 @@ def test_four_local_workers_on_one_storage(tmp_path, kind):
         journal=str(tmp_path / 's.journal'),
         postgresql=os.environ['MMLML_TEST_DATABASE_URL'])[kind]
     study = f's{uuid.uuid4().hex[:10]}'
-    record, _ = _benchmark(
-        tmp_path, *SWEEP, '--storage', storage, '--study', study, '--work-dir',
-        str(tmp_path / 'w'), '--workers', '4')
+    record, _ = _benchmark(tmp_path, *SWEEP, '--storage',
+                           storage, '--study', study, '--work-dir',
+                           str(tmp_path / 'w'), '--workers', '4')
     sweep = Sweep(storage, study)
     runs = [
         trial.user_attrs['run'] for group in sweep.groups()
