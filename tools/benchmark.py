@@ -290,8 +290,8 @@ def run(args) -> dict:
         args.storage, args.study, must_exist=args.join, trusted=args.configs)
     if args.join:
         # The stored configs are inputs too: no output over them.
-        check_outputs(args, inputs + [abs_path(c) for c in sweep.definition[
-            'configs']])
+        check_outputs(
+            args, inputs + [abs_path(c) for c in sweep.definition['configs']])
         describe_sweep(sweep)
     else:
         wanted = definition(args, ledger)

@@ -308,8 +308,7 @@ def test_other_annotation_formats_are_refused(tmp_path):
         CustomMultiLabelDataset(ann_file=str(path))
 
 
-@pytest.mark.parametrize('tool,name', [('train', 'ann.pkl'),
-                                       ('train', '.pkl'),
+@pytest.mark.parametrize('tool,name', [('train', 'ann.pkl'), ('train', '.pkl'),
                                        ('test', 'ann.pkl'),
                                        ('demo', 'ann.pkl')])
 def test_tools_refuse_a_stock_datasets_pickle_annotation(

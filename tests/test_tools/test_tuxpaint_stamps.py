@@ -86,8 +86,7 @@ def test_without_debian_tools_says_what_to_do(debian_tools, tmp_path):
 
 @pytest.mark.parametrize('tool, hint', [('apt-get', 'apt-get update'),
                                         ('dpkg-deb', 'writable')])
-def test_a_failing_debian_tool_is_one_line(debian_tools, tmp_path, tool,
-                                           hint):
+def test_a_failing_debian_tool_is_one_line(debian_tools, tmp_path, tool, hint):
     """apt-get or dpkg-deb exiting non-zero: one line with its last words
     and what to do (was: CalledProcessError's traceback)."""
     path = debian_tools / tool
