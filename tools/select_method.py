@@ -126,6 +126,35 @@ def ranking(rows: dict) -> list:
     return sorted(rows.items(), key=lambda item: -item[1]['val mAP'])
 
 
+def ranking_problem(ranked: list):
+    """Why ``ranked`` ranks nothing, or None: every run scored validation
+    mAP 0 (a validation split without any known positive label, where
+    every method scores 0 and the first would be written as the best)."""
+    values = [run['val mAP'] for _, row in ranked for run in row['runs']]
+    if values and not any(values):
+        return ('every method scores validation mAP 0.00: the validation '
+                'split has no known positive label (every label unknown), '
+                'so the methods cannot be told apart; give its images '
+                "observed positives (val_labels='observed') or full labels "
+                "(val_labels='clean')")
+    return None
+
+
+def spread_warning(ranked: list):
+    """A warning when the best two methods differ by less than their seed
+    spread (the order may not hold), or None."""
+    if len(ranked) < 2:
+        return None
+    (first, a), (second, b) = ranked[:2]
+    spread = max(a['val std'], b['val std'])
+    if spread and a['val mAP'] - b['val mAP'] < spread:
+        return (f'{first} and {second} differ by '
+                f'{a["val mAP"] - b["val mAP"]:.2f} validation mAP, less '
+                f'than their seed spread ({spread:.2f}): the order may not '
+                'hold; run more seeds (--seeds)')
+    return None
+
+
 def table(ranked: list, baseline: str = 'an') -> str:
     """The ranked methods: validation mAP (mean ± std over seeds), its
     difference to ``baseline`` (when ranked), the test mAP when the runs
@@ -203,7 +232,14 @@ def run(args) -> dict:
                          'finished yet: run the same command again (or with '
                          '--workers N) to go on')
     ranked = ranking({m: rows[m] for m in configs})
+    problem = ranking_problem(ranked)
+    if problem:  # nothing written: no method can be told apart
+        print(table(ranked))
+        raise SystemExit(f'[select_method] no ranking: {problem}')
     print(table(ranked))
+    warning = spread_warning(ranked)
+    if warning:
+        print(f'[select_method] warning: {warning}', file=sys.stderr)
     best, row = ranked[0]
     out = args.out or osp.join(args.work_dir, f'best_{best}.py')
     write_config(

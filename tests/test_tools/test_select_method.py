@@ -168,3 +168,31 @@ def test_no_output_over_an_input(tmp_path, user_config):
         ])
     assert inside.read_text() == before
     assert open(user_config).read() == before
+
+
+def _ranked(tool, values):
+    return tool.ranking({
+        name: dict(runs=[{
+            'val mAP': v
+        } for v in runs])
+        for name, runs in values.items()
+    })
+
+
+def test_no_ranking_without_a_known_validation_positive():
+    """Every validation label unknown: every method scores 0.00, and the
+    first would be written as the best; refused with a line that says
+    why."""
+    tool = load_tool()
+    assert 'no known positive' in tool.ranking_problem(
+        _ranked(tool, dict(an=[0.0, 0.0], hill=[0.0, 0.0])))
+    assert tool.ranking_problem(_ranked(tool, dict(an=[50.], hill=[0.]))) \
+        is None
+
+
+def test_a_ranking_within_the_seed_spread_is_flagged():
+    tool = load_tool()
+    close = _ranked(tool, dict(an=[60., 64.], hill=[61., 62.]))
+    assert 'less than their seed spread' in tool.spread_warning(close)
+    apart = _ranked(tool, dict(an=[60., 61.], hill=[70., 71.]))
+    assert tool.spread_warning(apart) is None
