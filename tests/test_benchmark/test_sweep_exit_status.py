@@ -69,8 +69,9 @@ def _alive(pid):
         return False
 
 
-@pytest.mark.slow
-def test_a_killed_worker_fails_the_sweep_and_takes_its_run_along(tmp_path):
+def _start_mid_run(tmp_path):
+    """The tool with one worker, once its run is training: (the tool's
+    process, the worker's pid)."""
     tool = subprocess.Popen(
         _command(tmp_path, '--work-dir', str(tmp_path / 'w')),
         env=_env(FAKE_EPOCH_SECONDS='2'),
@@ -79,6 +80,12 @@ def test_a_killed_worker_fails_the_sweep_and_takes_its_run_along(tmp_path):
         text=True)
     _wait_running(tmp_path, tool)
     worker, = _children(tool.pid)
+    return tool, worker
+
+
+@pytest.mark.slow
+def test_a_killed_worker_fails_the_sweep_and_takes_its_run_along(tmp_path):
+    tool, worker = _start_mid_run(tmp_path)
     trainer, = _children(worker)
     os.kill(worker, signal.SIGKILL)
     _, err = tool.communicate(timeout=120)
@@ -93,14 +100,7 @@ def test_a_killed_worker_fails_the_sweep_and_takes_its_run_along(tmp_path):
 
 @pytest.mark.slow
 def test_sigterm_stops_the_workers_and_queues_their_runs_again(tmp_path):
-    tool = subprocess.Popen(
-        _command(tmp_path, '--work-dir', str(tmp_path / 'w')),
-        env=_env(FAKE_EPOCH_SECONDS='2'),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True)
-    _wait_running(tmp_path, tool)
-    worker, = _children(tool.pid)
+    tool, worker = _start_mid_run(tmp_path)
     tool.send_signal(signal.SIGTERM)
     tool.communicate(timeout=120)
     assert tool.returncode != 0
