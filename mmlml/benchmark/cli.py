@@ -141,7 +141,8 @@ def run_workers(args, storage: str, study: str, folder: str,
         trusted=trusted)
     progress = None
     if args.executor != 'local':  # their output goes to their log files
-        progress = SweepProgress(Sweep(storage, study), 'benchmark').sweep_line
+        progress = SweepProgress(
+            Sweep(storage, study, trusted=trusted), 'benchmark').sweep_line
 
     def interrupted(signum, frame):
         raise KeyboardInterrupt(f'signal {signum}')
