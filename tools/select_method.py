@@ -196,6 +196,13 @@ def best_config(path: str, point: dict, cfg_options: dict) -> Config:
 
 def run(args) -> dict:
     """Write the method configs, run the sweep, rank, write the best."""
+    user = Config.fromfile(args.config)
+    if not user.get('val_dataloader') or not user.get('val_evaluator'):
+        raise ValueError(
+            f'{args.config} has no validation split (val_dataloader and '
+            'val_evaluator): methods are ranked by validation mAP; wrap the '
+            "training set in PartialLabelDataset(split='val') for one, as "
+            'docs/custom_dataset.md shows')
     # --out is never one of the inputs: the config, the files it names,
     # the storage, the method configs the sweep runs (even with --force).
     check_output(
@@ -257,8 +264,9 @@ def main(argv=None):
     args = parse_args(argv)
     try:
         return run(args)
-    except (ValueError, FileExistsError) as error:  # incl. Method/Sweep/
-        # StorageError: one line, no traceback
+    except (ValueError, OSError) as error:  # incl. Method/Sweep/Storage
+        # errors, an existing output, a work dir that cannot be made: one
+        # line, no traceback
         raise SystemExit(f'[select_method] {error}') from None
 
 

@@ -102,6 +102,10 @@ def _carried(key: str, consistency: bool) -> bool:
 
 def _check_preset(name: str) -> Config:
     """The preset on ``an.py``; MethodError if it is not carried over."""
+    if not re.fullmatch(r'[A-Za-z0-9_]+', str(name)):
+        raise MethodError(f'{name!r} is not a method name (a preset of '
+                          f'{_rel(PRESETS)}, e.g. hill): a path is never '
+                          'read as a preset')
     path = preset_path(name)
     if not osp.isfile(path):
         raise MethodError(f'{name}: no preset {_rel(path)}')

@@ -196,3 +196,41 @@ def test_a_ranking_within_the_seed_spread_is_flagged():
     assert 'less than their seed spread' in tool.spread_warning(close)
     apart = _ranked(tool, dict(an=[60., 61.], hill=[70., 71.]))
     assert tool.spread_warning(apart) is None
+
+
+@pytest.mark.parametrize('case', ['no-validation', 'work-dir', 'path'])
+def test_select_method_mistakes_are_one_line(tmp_path, user_config, case):
+    """A config without a validation split, a work dir that cannot be
+    made, a method name that is a path (never read as a preset): one
+    line each, nothing trained."""
+    tool = load_tool()
+    config, methods = user_config, ['an']
+    work_dir = str(tmp_path / 'wd')
+    if case == 'no-validation':
+        config = str(tmp_path / 'no_val.py')
+        with open(config, 'w') as f:
+            f.write(f'_base_ = [{user_config!r}]\n'
+                    'val_dataloader = None\nval_evaluator = None\n'
+                    'val_cfg = None\n')
+        match = 'has no validation split'
+    elif case == 'work-dir':
+        (tmp_path / 'file').write_text('a file')
+        work_dir = str(tmp_path / 'file' / 'wd')
+        match = 'Not a directory'
+    else:
+        marker = tmp_path / 'ran'
+        (tmp_path /
+         'evil.py').write_text(f'open({str(marker)!r}, "w").write("x")\n')
+        methods = [
+            osp.relpath(
+                str(tmp_path / 'evil'), osp.join(ROOT, 'configs', 'demo'))
+        ]
+        match = 'is not a method name'
+    with pytest.raises(SystemExit, match=match) as info:
+        tool.main([
+            config, '--methods', *methods, '--work-dir', work_dir, '--workers',
+            '0'
+        ])
+    assert '\n' not in str(info.value)
+    if case == 'path':
+        assert not marker.exists()
