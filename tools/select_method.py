@@ -34,10 +34,12 @@ from mmengine.config import Config
 from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
                                  add_worker_arguments, pruning, run_workers,
                                  search_rules)
-from mmlml.benchmark.method_selection import (MethodError, method_configs,
-                                              write_config)
+from mmlml.benchmark.method_ranking import (point_text, rank, ranking_warnings,
+                                            table)
+from mmlml.benchmark.method_selection import (MethodError, SelectionError,
+                                              method_configs,
+                                              validation_labels, write_config)
 from mmlml.benchmark.record import export
-from mmlml.benchmark.search import EPOCHS_KEY, LR_KEY
 from mmlml.benchmark.sweep import Sweep, SweepError, repo_path
 from mmlml.cli import tool_parser
 from mmlml.utils.optuna_storage import StorageError
@@ -106,58 +108,6 @@ def definition(args, configs: dict) -> dict:
         gpus_per_trial=1)
 
 
-def _point_text(point: dict) -> str:
-    point = dict(point)
-    parts = [f'lr {point.pop(LR_KEY):g}', f'epochs {point.pop(EPOCHS_KEY)}']
-    parts += [
-        f'{key.rsplit(".", 1)[-1]} {value}' for key, value in point.items()
-    ]
-    return ', '.join(parts)
-
-
-def ranking(rows: dict) -> list:
-    """``[(method, row)]`` by mean validation mAP over the seeds, best
-    first; each row gains ``'val mAP'`` and ``'val std'``."""
-    import numpy as np
-    for row in rows.values():
-        values = np.array([run['val mAP'] for run in row['runs']])
-        row['val mAP'] = float(values.mean())
-        row['val std'] = float(values.std(ddof=1)) if len(values) > 1 \
-            else 0.0
-    return sorted(rows.items(), key=lambda item: -item[1]['val mAP'])
-
-
-def table(ranked: list, baseline: str = 'an') -> str:
-    """The ranked methods: validation mAP (mean ± std over seeds), its
-    difference to ``baseline`` (when ranked), the test mAP when the runs
-    were tested, and the chosen point."""
-    rows = dict(ranked)
-    header = ['rank', 'method', 'val mAP']
-    if baseline in rows:
-        header.append(f'vs {baseline}')
-    tested = all('mAP' in row for row in rows.values())
-    if tested:
-        header.append('test mAP')
-    header.append('chosen point')
-    lines = [
-        '| ' + ' | '.join(header) + ' |',
-        '|' + '|'.join(['---:', ':---'] + ['---:'] *
-                       (len(header) - 3) + [':---']) + '|'
-    ]
-    for rank, (name, row) in enumerate(ranked, 1):
-        cells = [
-            str(rank), name, f'{row["val mAP"]:.2f} ± '
-            f'{row["val std"]:.2f}'
-        ]
-        if baseline in rows:
-            cells.append(f'{row["val mAP"] - rows[baseline]["val mAP"]:+.2f}')
-        if tested:
-            cells.append(f'{row["mAP"]:.2f} ± {row["std"]["mAP"]:.2f}')
-        cells.append(_point_text(row['tuning']['chosen']))
-        lines.append('| ' + ' | '.join(cells) + ' |')
-    return '\n'.join(lines)
-
-
 def best_config(path: str, point: dict, cfg_options: dict) -> Config:
     """The method config at its chosen point (and the runs' overrides)."""
     cfg = Config.fromfile(path)
@@ -166,8 +116,16 @@ def best_config(path: str, point: dict, cfg_options: dict) -> Config:
     return cfg
 
 
+def _log(message: str) -> None:
+    print(f'[select_method] {message}', file=sys.stderr, flush=True)
+
+
 def run(args) -> dict:
-    """Write the method configs, run the sweep, rank, write the best."""
+    """Check the validation split, write the method configs, run the
+    sweep, rank, write the best."""
+    user = Config.fromfile(args.config)
+    user.merge_from_dict(dict(args.cfg_options or {}))
+    validation = validation_labels(user, args.config)
     configs = method_configs(args.config, args.methods, args.work_dir,
                              args.force)
     sweep = Sweep(args.storage, args.study, must_exist=False)
@@ -192,14 +150,19 @@ def run(args) -> dict:
         raise SystemExit(f'[select_method] {", ".join(missing)} not '
                          'finished yet: run the same command again (or with '
                          '--workers N) to go on')
-    ranked = ranking({m: rows[m] for m in configs})
+    ranked = rank({m: rows[m] for m in configs})
     print(table(ranked))
+    for line in ranking_warnings(ranked, validation):
+        _log(f'warning: {line}')
     best, row = ranked[0]
+    tied = [name for name, other in ranked if other['tied with'] == best]
     out = args.out or osp.join(args.work_dir, f'best_{best}.py')
     write_config(
         best_config(configs[best], row['tuning']['chosen'], args.cfg_options),
         out, args.force)
-    print(f'\nBest: {best} ({_point_text(row["tuning"]["chosen"])}), '
+    tie = f' by mean, within the seed spread of {", ".join(tied)};' \
+        if tied else ''
+    print(f'\nBest:{tie} {best} ({point_text(row["tuning"]["chosen"])}), '
           f'written to {out}. Train it on all GPUs of a machine with:\n'
           f'  bash tools/dist_train.sh {shlex.quote(out)} GPUS\n'
           f'or on one device with:\n'
@@ -211,7 +174,8 @@ def main(argv=None):
     args = parse_args(argv)
     try:
         return run(args)
-    except (MethodError, SweepError, StorageError, FileExistsError) as error:
+    except (MethodError, SelectionError, SweepError, StorageError,
+            FileExistsError) as error:
         raise SystemExit(f'[select_method] {error}') from None
 
 

@@ -2,6 +2,7 @@
 jobs through submitit (Slurm, or submitit's local executor), and wait for
 them. Every worker works on the same storage, so a sweep grows by
 starting more of them, from any machine that reaches it."""
+import os
 import os.path as osp
 import subprocess
 import sys
@@ -14,8 +15,9 @@ __all__ = ['EXECUTORS', 'start_workers', 'wait_workers', 'stop_workers']
 EXECUTORS = ('local', 'slurm', 'submitit-local')
 
 
-def _worker(storage: str, study: str) -> dict:
+def _worker(storage: str, study: str, cwd: str) -> dict:
     """What a submitit job runs (importable, so that it pickles)."""
+    os.chdir(cwd)
     from mmlml.benchmark.worker import work
     return work(storage, study)
 
@@ -39,19 +41,28 @@ def start_workers(storage: str,
         folder: Where submitit keeps its job files and logs.
         slurm: submitit's parameters (``timeout_min``, ``slurm_partition``,
             ``gpus_per_node``, ``cpus_per_task``, ...).
+
+    The workers and their runs work in this process's working directory,
+    against which the configs' relative paths (``data/...``) resolve, as
+    for ``tools/train.py``; they import mmlml from this checkout.
     """
     if executor not in EXECUTORS:
         raise ValueError(f'executor must be one of {EXECUTORS}; got '
                          f'{executor!r}')
     if '://' not in storage:
         storage = osp.abspath(storage)
+    cwd = os.getcwd()
     if executor == 'local':
+        env = dict(os.environ)
+        env['PYTHONPATH'] = os.pathsep.join(
+            [REPO_ROOT] + [p for p in [env.get('PYTHONPATH')] if p])
         return [
             subprocess.Popen([
                 sys.executable, '-m', 'mmlml.benchmark.worker', '--storage',
                 storage, '--study', study
             ],
-                             cwd=REPO_ROOT) for _ in range(count)
+                             cwd=cwd,
+                             env=env) for _ in range(count)
         ]
     import submitit
     if executor == 'slurm':
@@ -66,7 +77,7 @@ def start_workers(storage: str,
             for k, v in parameters.items() if not k.startswith('slurm_')
         }
     pool.update_parameters(name=f'mmlml-sweep-{study}', **parameters)
-    return [pool.submit(_worker, storage, study) for _ in range(count)]
+    return [pool.submit(_worker, storage, study, cwd) for _ in range(count)]
 
 
 def wait_workers(handles: List[object]) -> List[str]:

@@ -18,6 +18,7 @@ backbone, schedule, validation split and evaluator) stays the user's. A
 preset that changes anything else (a neck, a label estimator sized for
 the demo data, the training labels) or needs a first stage is refused.
 """
+import copy
 import os
 import os.path as osp
 import re
@@ -29,8 +30,8 @@ from mmengine.config import Config, ConfigDict
 from .sweep import REPO_ROOT
 
 __all__ = [
-    'MethodError', 'PRESETS', 'preset_path', 'supported_methods',
-    'apply_preset', 'method_configs'
+    'MethodError', 'SelectionError', 'PRESETS', 'preset_path',
+    'supported_methods', 'apply_preset', 'method_configs', 'validation_labels'
 ]
 
 #: Where the presets are, and the recipe they share.
@@ -46,6 +47,11 @@ _BASE_LINE = re.compile(r'^_base_\s*=\s*\[?\s*[\'"]([^\'"]+)[\'"]\s*\]?\s*$',
 
 class MethodError(ValueError):
     """A method whose preset cannot be applied to the user's config."""
+
+
+class SelectionError(ValueError):
+    """A config (or a command) on which no method can be selected: no
+    validation split, or one that cannot rank anything."""
 
 
 def preset_path(name: str) -> str:
@@ -258,3 +264,73 @@ def write_config(cfg: Config, path: str, force: bool = False) -> str:
                     'replace it')
     cfg.dump(path)
     return path
+
+
+def _evaluation_counts(dataset) -> tuple:
+    """``(images, positives, negatives)`` of the labels a validation
+    metric reads: each sample's ``gt_score`` where it has one (1 positive,
+    0 negative, -1 ignored), else its ``gt_label`` (the positives; every
+    other class a negative)."""
+    import numpy as np
+    num_classes = len(dataset.metainfo.get('classes') or ())
+    images = positives = negatives = 0
+    for index in range(len(dataset)):
+        info = dataset.get_data_info(index)
+        images += 1
+        score = info.get('gt_score')
+        if score is not None:
+            score = np.asarray(score)
+            positives += int(np.count_nonzero(score == 1))
+            negatives += int(np.count_nonzero(score == 0))
+        else:
+            labels = np.unique(np.asarray(info.get('gt_label', []), int))
+            positives += len(labels)
+            negatives += max(num_classes - len(labels), 0)
+    return images, positives, negatives
+
+
+def validation_labels(cfg: Config, config: str) -> dict:
+    """The known labels of the validation split of ``cfg`` (the config
+    ``config`` with the runs' overrides): ``{'images', 'positives',
+    'negatives'}`` as the validation metric reads them.
+
+    Raises:
+        SelectionError: ``cfg`` has no validation split
+            (``val_dataloader``), it cannot be built, or it has no known
+            positive (every method would score 0 on it, and a ranking would
+            mean nothing).
+    """
+    from mmengine.registry import DefaultScope
+
+    from mmlml.registry import DATASETS
+    loader = cfg.get('val_dataloader')
+    if not isinstance(loader, dict) or not isinstance(
+            loader.get('dataset'), dict) or cfg.get('val_cfg') is None:
+        raise SelectionError(
+            f'{config} has no validation split (val_dataloader, val_cfg and '
+            'val_evaluator): the methods are tuned and ranked on it; give '
+            "it one, e.g. PartialLabelDataset(split='val', "
+            "val_labels='observed') over your training images")
+    try:
+        with DefaultScope.overwrite_default_scope(
+                cfg.get('default_scope', 'mmpretrain')):
+            dataset = DATASETS.build(copy.deepcopy(loader['dataset']))
+        images, positives, negatives = _evaluation_counts(dataset)
+    except Exception as error:
+        raise SelectionError(
+            f'the validation split of {config} (val_dataloader.dataset) '
+            f'cannot be read: {type(error).__name__}: '
+            f'{str(error).strip().splitlines()[0] if str(error) else ""}'
+        ) from None
+    if not images:
+        raise SelectionError(
+            f'the validation split of {config} (val_dataloader.dataset) is '
+            'empty: the methods are tuned and ranked on it; give it images')
+    if not positives:
+        raise SelectionError(
+            f'the validation split of {config} has no known positive '
+            f'({images} images, {negatives} known negatives, every other '
+            'label unknown): every method would score 0 there, so no '
+            'method can be ranked; validate on images with known positives'
+            " (val_labels='observed' reads the partial labels they have)")
+    return dict(images=images, positives=positives, negatives=negatives)

@@ -79,9 +79,11 @@ def run_id(mode: str, setting: str, point: dict, name: str, seed: int) -> str:
 
 
 def repo_path(path: str) -> str:
-    """``path`` relative to the repository when it is inside it."""
+    """``path`` relative to the repository when it is inside it, else
+    absolute (a relative ``path`` is relative to the working directory,
+    never to the repository)."""
     relative = osp.relpath(osp.abspath(path), REPO_ROOT)
-    return path if relative.startswith('..') else relative
+    return osp.abspath(path) if relative.startswith('..') else relative
 
 
 def abs_path(path: str) -> str:
