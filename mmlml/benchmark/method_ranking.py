@@ -14,7 +14,10 @@ import numpy as np
 
 from .search import EPOCHS_KEY, LR_KEY
 
-__all__ = ['SATURATED', 'point_text', 'rank', 'table', 'ranking_warnings']
+__all__ = [
+    'SATURATED', 'point_text', 'chosen_point', 'rank', 'table',
+    'ranking_warnings'
+]
 
 #: A validation mAP at or above this leaves no room to rank methods.
 SATURATED = 99.5
@@ -28,6 +31,13 @@ def point_text(point: dict) -> str:
         f'{key.rsplit(".", 1)[-1]} {value}' for key, value in point.items()
     ]
     return ', '.join(parts)
+
+
+def chosen_point(row: dict) -> dict:
+    """The point of a method's runs: the one its search chose, or its own
+    recipe's where nothing was searched (``--smoke``)."""
+    tuning = row.get('tuning')
+    return tuning['chosen'] if tuning else row['runs'][0]['point']
 
 
 def _spread(values: np.ndarray) -> Optional[float]:
@@ -93,7 +103,7 @@ def table(ranked: List[Tuple[str, dict]], baseline: str = 'an') -> str:
             cells.append(
                 _mean_std(row['mAP'],
                           row['std']['mAP'] if len(row['runs']) > 1 else None))
-        cells.append(point_text(row['tuning']['chosen']))
+        cells.append(point_text(chosen_point(row)))
         lines.append('| ' + ' | '.join(cells) + ' |')
     return '\n'.join(lines)
 

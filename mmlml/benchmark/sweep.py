@@ -145,10 +145,13 @@ class Sweep:
     def rules(self) -> SearchRules:
         return SearchRules.from_dict(self.definition['rules'])
 
-    def define(self, definition: dict) -> None:
+    def define(self, definition: dict, keep_configs: bool = True) -> None:
         """Record ``definition``; an existing sweep of this name may only
         grow (more configs, settings or modes) under the same rules,
-        domain and overrides."""
+        domain and overrides. With ``keep_configs=False`` its configs
+        become the definition's (``tools/select_method.py``: the methods
+        of the command); the trials of the others stay in the storage,
+        and naming a config again goes on with them."""
         import optuna
         definition = json.loads(json.dumps(definition))
         try:
@@ -176,6 +179,8 @@ class Sweep:
         grown = dict(old)
         for key in ('configs', 'settings', 'modes'):
             grown[key] = list(dict.fromkeys(old[key] + definition[key]))
+        if not keep_configs:
+            grown['configs'] = list(definition['configs'])
         if grown != old:
             self.storage.set_study_user_attr(study_id, 'definition', grown)
             self._definition = grown
