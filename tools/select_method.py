@@ -213,13 +213,28 @@ def _methods(args) -> dict:
             f'no method of {" ".join(args.methods)} can run on '
             f'{args.config} (see above); the supported ones: ' +
             ' '.join(supported_methods()))
+    return cfgs
+
+
+def _user_config(args) -> Config:
+    """CONFIG with ``--cfg-options``, or one line saying why not."""
+    try:
+        user = Config.fromfile(args.config)
+        user.merge_from_dict(dict(args.cfg_options or {}))
+    except Exception as error:
+        lines = str(error).strip().splitlines() or ['']
+        raise SelectionError(f'cannot read {args.config}: '
+                             f'{type(error).__name__}: {lines[0]}') from None
+    return user
+
+
+def _make_work_dir(args) -> None:
     try:
         os.makedirs(osp.join(args.work_dir, 'configs'), exist_ok=True)
     except OSError as error:
         raise SelectionError(
             f'cannot create the work directory {args.work_dir} (--work-dir):'
             f' {error.strerror or error}') from None
-    return cfgs
 
 
 def _define(args, sweep: Sweep, configs: dict, rules) -> None:
@@ -265,11 +280,11 @@ def best_config(cfg: Config, point: dict, cfg_options: dict) -> Config:
 def run(args) -> dict:
     """Check the validation split and the methods, write the method
     configs, run the sweep, rank, write the best."""
-    user = Config.fromfile(args.config)
-    user.merge_from_dict(dict(args.cfg_options or {}))
+    user = _user_config(args)
     training_epochs(user, args.config)
     validation = validation_labels(user, args.config)
     rules = _search(args, user)
+    _make_work_dir(args)
     cfgs = _methods(args)
     configs = method_configs(args.config, cfgs, args.work_dir, args.force)
     sweep = Sweep(args.storage, args.study, must_exist=False)

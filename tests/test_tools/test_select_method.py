@@ -478,3 +478,44 @@ def test_failed_methods_are_retried_or_dropped_and_the_others_ranked(
         str(tmp_path / f'work_dirs/select_method/my_config/configs/{m}.py')
         for m in ('an', 'hill')
     ]
+
+
+def test_bad_commands_are_one_line(tmp_path, monkeypatch, capsys):
+    """A config without a validation split or that cannot be read, a work
+    dir that cannot be made, a method named by a path or unknown: one
+    line each, before anything trains."""
+    monkeypatch.chdir(tmp_path)
+    tool = load_tool()
+    config = write_custom_config(
+        tmp_path, 'val_dataloader = None\nval_cfg = None\n'
+        'val_evaluator = None\n')
+    with pytest.raises(SystemExit) as exit:
+        tool.main([config])
+    assert str(exit.value.code).startswith(
+        f'[select_method] {config} has no validation split (val_dataloader, '
+        'val_cfg and val_evaluator): ')
+    broken = tmp_path / 'broken.py'
+    broken.write_text('model = dict(\n')
+    with pytest.raises(SystemExit) as exit:
+        tool.main([str(broken)])
+    assert str(exit.value.code).startswith(
+        f'[select_method] cannot read {broken}: SyntaxError: ')
+    config = write_custom_config(tmp_path)
+    (tmp_path / 'a_file').write_text('')
+    with pytest.raises(SystemExit) as exit:
+        tool.main([config, '--work-dir', 'a_file/select'])
+    assert str(exit.value.code) == (
+        '[select_method] cannot create the work directory a_file/select '
+        '(--work-dir): Not a directory')
+    assert not any(tmp_path.glob('a_file*/**'))
+    capsys.readouterr()
+    for methods, error in (
+        (['configs/demo/an.py'], "not paths: 'an', not 'configs/demo/an.py'"),
+        (['../an'], "not paths: 'an', not '../an'"),
+        (['an', 'hil'], "no preset named 'hil'; the supported ones: an "),
+    ):
+        with pytest.raises(SystemExit) as exit:
+            tool.parse_args([config, '--methods', *methods])
+        assert exit.value.code == 2
+        last = capsys.readouterr().err.strip().splitlines()[-1]
+        assert ': error: --methods' in last and error in last
