@@ -48,15 +48,13 @@ import sys
 
 from mmengine.config import Config
 
+from mmlml.benchmark import method_selection as selection
 from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
                                  add_worker_arguments, pruning, run_workers,
                                  search_rules)
 from mmlml.benchmark.method_ranking import (chosen_point, point_text, rank,
                                             ranking_warnings, table)
-from mmlml.benchmark.method_selection import (
-    LR_SPAN, MethodError, SelectionError, lr_search, method_config_text,
-    method_configs, optimizer_rate, prepare_methods, preset_path,
-    supported_methods, training_epochs, validation_labels, write_config)
+from mmlml.benchmark.method_selection import MethodError, SelectionError
 from mmlml.benchmark.record import export
 from mmlml.benchmark.sweep import Sweep, SweepError, repo_path
 from mmlml.cli import tool_parser
@@ -77,9 +75,10 @@ def _check_methods(parser, methods: list) -> None:
             parser.error(f'--methods takes the names of presets '
                          f'(configs/demo/NAME.py), not paths: {stem!r}, not '
                          f'{name!r}')
-        if not osp.isfile(preset_path(name)):
+        if not osp.isfile(selection.preset_path(name)):
             parser.error(f'--methods: no preset named {name!r}; the '
-                         'supported ones: ' + ' '.join(supported_methods()))
+                         'supported ones: ' +
+                         ' '.join(selection.supported_methods()))
 
 
 def parse_args(argv=None):
@@ -110,8 +109,7 @@ def parse_args(argv=None):
         parser,
         seeds=[0, 1, 2],
         lrs_help=('the rate of your optimizer in CONFIG, then its neighbours '
-                  'on the 1-3-10 ladder', f'that rate / {LR_SPAN:g} and x '
-                  f'{LR_SPAN:g}'))
+                  'on the 1-3-10 ladder', 'that rate / 10 and x 10'))
     parser.add_argument(
         '--retry-failed',
         action='store_true',
@@ -150,8 +148,8 @@ def _search(args, user: Config):
     """The search rules: the learning rates around CONFIG's own rate
     unless ``--lrs`` / ``--lr-bounds`` say otherwise (``--smoke``: no
     search, each method's own recipe at the first seed)."""
-    optimizer, lr = optimizer_rate(user, args.config)
-    lrs, bounds = lr_search(lr)
+    optimizer, lr = selection.optimizer_rate(user, args.config)
+    lrs, bounds = selection.lr_search(lr)
     if args.smoke:
         return search_rules(args, tune=False, seeds=tuple(args.seeds[:1]))
     overrides = {}
@@ -201,7 +199,7 @@ def _smoke(cfg: Config) -> None:
 def _methods(args) -> dict:
     """Each method's config, checked before anything trains; a method
     that cannot run is left out with one line."""
-    cfgs, dropped = prepare_methods(
+    cfgs, dropped = selection.prepare_methods(
         args.config,
         args.methods,
         args.cfg_options,
@@ -212,7 +210,7 @@ def _methods(args) -> dict:
         raise SelectionError(
             f'no method of {" ".join(args.methods)} can run on '
             f'{args.config} (see above); the supported ones: ' +
-            ' '.join(supported_methods()))
+            ' '.join(selection.supported_methods()))
     return cfgs
 
 
@@ -281,12 +279,13 @@ def run(args) -> dict:
     """Check the validation split and the methods, write the method
     configs, run the sweep, rank, write the best."""
     user = _user_config(args)
-    training_epochs(user, args.config)
-    validation = validation_labels(user, args.config)
+    selection.training_epochs(user, args.config)
+    validation = selection.validation_labels(user, args.config)
     rules = _search(args, user)
     _make_work_dir(args)
     cfgs = _methods(args)
-    configs = method_configs(args.config, cfgs, args.work_dir, args.force)
+    configs = selection.method_configs(args.config, cfgs, args.work_dir,
+                                       args.force)
     sweep = Sweep(args.storage, args.study, must_exist=False)
     _define(args, sweep, configs, rules)
     if args.workers:
@@ -331,10 +330,11 @@ def _write_best(args, cfgs: dict, ranked: list) -> dict:
     tied = [name for name, other in ranked if other['tied with'] == best]
     point = chosen_point(row)
     out = args.out or osp.join(args.work_dir, f'best_{best}.py')
-    write_config(
-        method_config_text(args.config, best,
-                           best_config(cfgs[best], point, args.cfg_options),
-                           out, point_text(point)), out, args.force)
+    selection.write_config(
+        selection.method_config_text(
+            args.config, best, best_config(cfgs[best], point,
+                                           args.cfg_options), out,
+            point_text(point)), out, args.force)
     tie = f' by mean, within the seed spread of {", ".join(tied)};' \
         if tied else ''
     print(f'\nBest:{tie} {best} ({point_text(point)}), '
