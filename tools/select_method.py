@@ -86,7 +86,7 @@ def parse_args(argv=None):
         __doc__,
         epilog='Validation labels: with a PartialLabelDataset, '
         "val_labels='observed' validates on the observed (partial) labels "
-        "of the validation split (the default 'full' needs its full labels).")
+        "of the validation split (the default 'clean' needs its full labels).")
     parser.add_argument('config', help='your training config')
     parser.add_argument(
         '--methods',

@@ -398,15 +398,12 @@ def method_configs(config: str,
     method's changes) to ``work_dir/configs/METHOD.py``; returns
     ``{method: path}``. An existing different file is refused without
     ``force``."""
-    folder = osp.join(work_dir, 'configs')
-    return {
-        name:
-        write_config(
-            method_config_text(config, name, cfg,
-                               osp.join(folder, f'{name}.py')),
-            osp.join(folder, f'{name}.py'), force)
-        for name, cfg in cfgs.items()
-    }
+    paths = {}
+    for name, cfg in cfgs.items():
+        path = osp.join(work_dir, 'configs', f'{name}.py')
+        paths[name] = write_config(
+            method_config_text(config, name, cfg, path), path, force)
+    return paths
 
 
 def method_config_text(config: str,
