@@ -27,7 +27,7 @@ from mmlml.registry import HOOKS, MODELS
 
 __all__ = [
     'EPOCH_START_ARGS', 'EPOCH_COUNT_ARGS', 'SIZE_ARGS', 'smoke_config',
-    'scale_epoch_start'
+    'scale_epoch_start', 'scale_epoch_settings'
 ]
 
 #: Arguments that say at which epoch something starts (a warm-up's length,
@@ -108,6 +108,18 @@ def _walk(node, visit) -> None:
     elif isinstance(node, (list, tuple)):
         for value in node:
             _walk(value, visit)
+
+
+def scale_epoch_settings(node, registry, factor: float, epochs: int) -> None:
+    """Scale, in place, the epoch settings of every component under
+    ``node`` (a config dict or list; each dict with a ``type`` of
+    ``registry``) to a run of ``epochs`` epochs: the epoch-start settings
+    (:data:`EPOCH_START_ARGS`, given or the class default) times
+    ``factor`` within the run (:func:`scale_epoch_start`), a component's
+    own :data:`EPOCH_COUNT_ARGS` set to ``epochs``. ``tools/train.py
+    --smoke`` scales a config to its short run with it, and
+    ``tools/select_method.py`` a method preset to the user's epochs."""
+    _walk(node, lambda item: _scale_component(item, registry, factor, epochs))
 
 
 def _drop_pretrained(cfg: Config) -> None:
@@ -274,12 +286,8 @@ def smoke_config(cfg: Config,
     _shrink_images(cfg, image_size)
     _small_batches(cfg, batch_size)
     for name in ('custom_hooks', 'default_hooks'):
-        _walk(
-            cfg.get(name),
-            lambda node: _scale_component(node, HOOKS, factor, epochs))
-    _walk(
-        cfg.get('model'),
-        lambda node: _scale_component(node, MODELS, factor, epochs))
+        scale_epoch_settings(cfg.get(name), HOOKS, factor, epochs)
+    scale_epoch_settings(cfg.get('model'), MODELS, factor, epochs)
     _scale_schedulers(cfg, max_epochs, epochs)
     train_cfg['max_epochs'] = epochs
     train_cfg['val_interval'] = 1

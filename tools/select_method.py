@@ -4,45 +4,81 @@ config and data, rank them, and write the best one's config.
 Each method of ``--methods`` is a preset, the demo config
 ``configs/demo/METHOD.py``, applied to CONFIG: its head, loss, method
 hooks and key hyperparameter replace CONFIG's (your other hooks stay);
-the data, backbone, schedule and validation split stay yours
-(:mod:`mmlml.benchmark.method_selection`). Methods with a first stage
-(vlpl, gpr, pseudo_label) or with changes beyond the method are refused
-before anything trains. The configs are written to
-``WORK_DIR/configs/METHOD.py``.
+the data, backbone, optimizer, schedule and validation split stay yours
+(:mod:`mmlml.benchmark.method_selection`). A method keeps its own loss
+(``an`` is mmlml's ``ANLoss``, which reads observed negatives), and its
+warm-ups and schedules are scaled to your epochs. Before anything
+trains, the validation split is checked (it must have a known positive)
+and every method's run is built and checked as training would check it;
+a method that cannot run (a first stage, changes beyond the method, a
+setting your config refuses) is left out with one line, the others go
+on. The configs are written to ``WORK_DIR/configs/METHOD.py``, each a
+short child of CONFIG.
 
 Every method is then tuned the same way by the benchmark sweep
-(:mod:`mmlml.benchmark.search`: learning rates, the key hyperparameter,
-epochs doubled while the best validation epoch is the last; then the
-other seeds) on the validation split of CONFIG with the labels it has:
-partial labels are fine (a ``PartialLabelDataset`` with
+(:mod:`mmlml.benchmark.search`: learning rates around your own rate,
+within a factor of ten of it, whatever the optimizer; the key
+hyperparameter; epochs doubled while the best validation epoch is the
+last; then the other seeds) on the validation split of CONFIG with the
+labels it has: partial labels are fine (a ``PartialLabelDataset`` with
 ``val_labels='observed'`` validates on its observed labels). The runs
-are trials of a sweep in ``--storage``; running the command again goes
-on where it stopped.
+are trials of a sweep in ``--storage``, run in this folder (your
+config's relative paths resolve here); running the command again goes
+on where it stopped, ``--retry-failed`` runs failed runs again, and
+the methods of the command are the selection (name fewer to drop some:
+their runs stay in the storage).
 
 It prints the methods ranked by validation mAP (mean ± std over the
-seeds at each one's chosen point; test metrics too, as ``tools/demo.py``
-evaluates CONFIG's test split), and writes the best method's config with
-its chosen learning rate, epochs and key hyperparameter to ``--out``,
-ready for ``tools/train.py``.
+seeds at each one's chosen point; methods within their seed spread
+share a rank; test metrics too, as ``tools/demo.py`` evaluates CONFIG's
+test split), warns where the order means little (one seed, a saturated
+validation split), and writes the best method's config, a short child of
+CONFIG at its chosen learning rate, epochs and key hyperparameter, to
+``--out``, ready for ``tools/train.py``. ``--smoke`` first checks in
+minutes that every method trains on your data (each run shrunk as
+``tools/train.py --smoke`` shrinks it, one seed, your own rate): it
+ranks nothing and writes no best config.
 """
+import copy
+import os
 import os.path as osp
+import re
 import shlex
 import sys
 
 from mmengine.config import Config
 
+from mmlml.benchmark import method_selection as selection
 from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
                                  add_worker_arguments, pruning, run_workers,
                                  search_rules)
-from mmlml.benchmark.method_selection import method_configs, write_config
+from mmlml.benchmark.method_ranking import (chosen_point, point_text, rank,
+                                            ranking_warnings, table)
+from mmlml.benchmark.method_selection import SelectionError
 from mmlml.benchmark.record import export
-from mmlml.benchmark.search import EPOCHS_KEY, LR_KEY
-from mmlml.benchmark.sweep import Sweep, repo_path
+from mmlml.benchmark.sweep import Sweep, SweepError, repo_path
 from mmlml.cli import check_output, config_input_files, tool_parser
+from mmlml.smoke_config import smoke_config
 from mmlml.utils.optuna_storage import storage_path
 
 #: The setting of every run: the config's own labels.
 SETTING, MODE = 'own', 'finetune'
+#: What a method name may be: the name of a preset, configs/demo/NAME.py.
+METHOD_NAME = re.compile(r'^[A-Za-z0-9_]+$')
+
+
+def _check_methods(parser, methods: list) -> None:
+    """Each of ``--methods`` names a preset (not a path, not a typo)."""
+    for name in methods:
+        if not METHOD_NAME.match(name):
+            stem = osp.splitext(osp.basename(name.rstrip('/')))[0]
+            parser.error(f'--methods takes the names of presets '
+                         f'(configs/demo/NAME.py), not paths: {stem!r}, not '
+                         f'{name!r}')
+        if not osp.isfile(selection.preset_path(name)):
+            parser.error(f'--methods: no preset named {name!r}; the '
+                         'supported ones: ' +
+                         ' '.join(selection.supported_methods()))
 
 
 def parse_args(argv=None):
@@ -50,24 +86,43 @@ def parse_args(argv=None):
         __doc__,
         epilog='Validation labels: with a PartialLabelDataset, '
         "val_labels='observed' validates on the observed (partial) labels "
-        "of the validation split (the default 'full' needs its full labels).")
+        "of the validation split (the default 'clean' needs its full labels).")
     parser.add_argument('config', help='your training config')
     parser.add_argument(
         '--methods',
         nargs='+',
         default=['an', 'hill', 'em_apl', 'gr'],
-        help='names of configs/demo/*.py (default: %(default)s)')
+        help='names of configs/demo/*.py; the selection is these methods '
+        '(default: %(default)s)')
     add_run_arguments(parser, 'override settings of every run (and of --out)')
     parser.add_argument(
         '--work-dir',
         help='the method configs and the runs (default: '
-        'work_dirs/select_method/CONFIG_NAME)')
+        'work_dirs/select_method/CONFIG_NAME, with --smoke '
+        'CONFIG_NAME-smoke)')
     parser.add_argument(
         '--storage',
         help='the sweep\'s Optuna storage (default: WORK_DIR/select.db)')
     parser.add_argument(
         '--study', default='select', help='the sweep\'s name in --storage')
-    add_search_arguments(parser, seeds=[0, 1, 2])
+    add_search_arguments(
+        parser,
+        seeds=[0, 1, 2],
+        lrs_help=('the rate of your optimizer in CONFIG, then its neighbours '
+                  'on the 1-3-10 ladder', 'that rate / 10 and x 10'))
+    parser.add_argument(
+        '--retry-failed',
+        action='store_true',
+        help='run the failed runs of the selection again (after fixing '
+        'their cause)')
+    parser.add_argument(
+        '--smoke',
+        action='store_true',
+        help='check in minutes that every method trains on your data: '
+        'each run shrunk as tools/train.py --smoke shrinks it (random '
+        'weights, small images and batches, 2 epochs), once at the first '
+        'seed and your own learning rate; it ranks nothing and writes no '
+        'best config')
     add_worker_arguments(parser, workers=1)
     parser.add_argument(
         '--out',
@@ -77,16 +132,43 @@ def parse_args(argv=None):
         parser.error(f'no config file {args.config}')
     if args.workers < 0 or args.threads < 1:
         parser.error('--workers must be >= 0 and --threads >= 1')
+    _check_methods(parser, args.methods)
     name = osp.splitext(osp.basename(args.config))[0]
-    args.work_dir = args.work_dir or osp.join('work_dirs', 'select_method',
-                                              name)
+    args.work_dir = args.work_dir or osp.join(
+        'work_dirs', 'select_method', name + ('-smoke' if args.smoke else ''))
     args.storage = args.storage or osp.join(args.work_dir, 'select.db')
     return args
 
 
-def definition(args, configs: dict) -> dict:
+def _log(message: str) -> None:
+    print(f'[select_method] {message}', file=sys.stderr, flush=True)
+
+
+def _search(args, user: Config):
+    """The search rules: the learning rates around CONFIG's own rate
+    unless ``--lrs`` / ``--lr-bounds`` say otherwise (``--smoke``: no
+    search, each method's own recipe at the first seed)."""
+    optimizer, lr = selection.optimizer_rate(user, args.config)
+    lrs, bounds = selection.lr_search(lr)
+    if args.smoke:
+        return search_rules(args, tune=False, seeds=tuple(args.seeds[:1]))
+    overrides = {}
+    if args.lrs is None:
+        overrides['lrs'] = lrs
+    if args.lr_bounds is None:
+        given = args.lrs or lrs
+        overrides['lr_bounds'] = (min(bounds[0],
+                                      *given), max(bounds[1], *given))
+    rules = search_rules(args, **overrides)
+    _log(f'learning rates: {" ".join(f"{v:g}" for v in rules.lrs)} first, '
+         f'then on to {rules.lr_bounds[0]:g} .. {rules.lr_bounds[1]:g} '
+         f'({optimizer} at {lr:g} in {args.config}' +
+         ('; --lrs and --lr-bounds choose others)' if overrides else ')'))
+    return rules
+
+
+def definition(args, configs: dict, rules) -> dict:
     """The sweep: the method configs in the config's own setting."""
-    rules = search_rules(args)
     return dict(
         name=args.study,
         configs=[repo_path(path) for path in configs.values()],
@@ -105,168 +187,182 @@ def definition(args, configs: dict) -> dict:
         gpus_per_trial=1)
 
 
-def _point_text(point: dict) -> str:
-    point = dict(point)
-    parts = [f'lr {point.pop(LR_KEY):g}', f'epochs {point.pop(EPOCHS_KEY)}']
-    parts += [
-        f'{key.rsplit(".", 1)[-1]} {value}' for key, value in point.items()
-    ]
-    return ', '.join(parts)
+def _smoke(cfg: Config) -> None:
+    """A method's run shrunk as ``tools/train.py --smoke`` shrinks it,
+    keeping only the best checkpoint (which the run tests)."""
+    smoke_config(cfg)
+    checkpoint = (cfg.get('default_hooks') or {}).get('checkpoint')
+    if isinstance(checkpoint, dict):
+        checkpoint.update(interval=-1, save_last=False)
 
 
-def ranking(rows: dict) -> list:
-    """``[(method, row)]`` by mean validation mAP over the seeds, best
-    first; each row gains ``'val mAP'`` and ``'val std'``."""
-    import numpy as np
-    for row in rows.values():
-        values = np.array([run['val mAP'] for run in row['runs']])
-        row['val mAP'] = float(values.mean())
-        row['val std'] = float(values.std(ddof=1)) if len(values) > 1 \
-            else 0.0
-    return sorted(rows.items(), key=lambda item: -item[1]['val mAP'])
+def _methods(args) -> dict:
+    """Each method's config, checked before anything trains; a method
+    that cannot run is left out with one line."""
+    cfgs, dropped = selection.prepare_methods(
+        args.config,
+        args.methods,
+        args.cfg_options,
+        transform=_smoke if args.smoke else None)
+    for name, why in dropped.items():
+        _log(f'left out: {why}')
+    if not cfgs:
+        raise SelectionError(
+            f'no method of {" ".join(args.methods)} can run on '
+            f'{args.config} (see above); the supported ones: ' +
+            ' '.join(selection.supported_methods()))
+    return cfgs
 
 
-def ranking_problem(ranked: list):
-    """Why ``ranked`` ranks nothing, or None: every run scored validation
-    mAP 0 (a validation split without any known positive label, where
-    every method scores 0 and the first would be written as the best)."""
-    values = [run['val mAP'] for _, row in ranked for run in row['runs']]
-    if values and not any(values):
-        return ('every method scores validation mAP 0.00: the validation '
-                'split has no known positive label (every label unknown), '
-                'so the methods cannot be told apart; give its images '
-                "observed positives (val_labels='observed') or full labels "
-                "(val_labels='clean')")
-    return None
+def _user_config(args) -> Config:
+    """CONFIG with ``--cfg-options``, or one line saying why not."""
+    try:
+        user = Config.fromfile(args.config)
+        user.merge_from_dict(dict(args.cfg_options or {}))
+    except Exception as error:
+        lines = str(error).strip().splitlines() or ['']
+        raise SelectionError(f'cannot read {args.config}: '
+                             f'{type(error).__name__}: {lines[0]}') from None
+    return user
 
 
-def spread_warning(ranked: list):
-    """A warning when the best two methods differ by less than their seed
-    spread (the order may not hold), or None."""
-    if len(ranked) < 2:
-        return None
-    (first, a), (second, b) = ranked[:2]
-    spread = max(a['val std'], b['val std'])
-    if spread and a['val mAP'] - b['val mAP'] < spread:
-        return (f'{first} and {second} differ by '
-                f'{a["val mAP"] - b["val mAP"]:.2f} validation mAP, less '
-                f'than their seed spread ({spread:.2f}): the order may not '
-                'hold; run more seeds (--seeds)')
-    return None
+def _make_work_dir(args) -> None:
+    try:
+        os.makedirs(osp.join(args.work_dir, 'configs'), exist_ok=True)
+    except OSError as error:
+        raise SelectionError(
+            f'cannot create the work directory {args.work_dir} (--work-dir):'
+            f' {error.strerror or error}') from None
 
 
-def table(ranked: list, baseline: str = 'an') -> str:
-    """The ranked methods: validation mAP (mean ± std over seeds), its
-    difference to ``baseline`` (when ranked), the test mAP when the runs
-    were tested, and the chosen point."""
-    rows = dict(ranked)
-    header = ['rank', 'method', 'val mAP']
-    if baseline in rows:
-        header.append(f'vs {baseline}')
-    tested = all('mAP' in row for row in rows.values())
-    if tested:
-        header.append('test mAP')
-    header.append('chosen point')
-    lines = [
-        '| ' + ' | '.join(header) + ' |',
-        '|' + '|'.join(['---:', ':---'] + ['---:'] *
-                       (len(header) - 3) + [':---']) + '|'
-    ]
-    for rank, (name, row) in enumerate(ranked, 1):
-        cells = [
-            str(rank), name, f'{row["val mAP"]:.2f} ± '
-            f'{row["val std"]:.2f}'
-        ]
-        if baseline in rows:
-            cells.append(f'{row["val mAP"] - rows[baseline]["val mAP"]:+.2f}')
-        if tested:
-            cells.append(f'{row["mAP"]:.2f} ± {row["std"]["mAP"]:.2f}')
-        cells.append(_point_text(row['tuning']['chosen']))
-        lines.append('| ' + ' | '.join(cells) + ' |')
-    return '\n'.join(lines)
+def _define(args, sweep: Sweep, configs: dict, rules) -> None:
+    """Record the sweep; its configs are this command's methods."""
+    try:
+        before = list(sweep.stored_definition()['configs'])
+    except SweepError:
+        before = []
+    new = definition(args, configs, rules)
+    sweep.define(new, keep_configs=False)
+    left = [c for c in before if c not in new['configs']]
+    if left:
+        names = ', '.join(osp.splitext(osp.basename(c))[0] for c in left)
+        _log(f'no longer in the selection: {names} (their runs stay in '
+             f'{args.storage}; name them in --methods to go on with them)')
+    if args.retry_failed:
+        _log(f'{sweep.retry_failed()} failed runs queued again')
 
 
-def best_config(path: str, point: dict, cfg_options: dict) -> Config:
-    """The method config at its chosen point (and the runs' overrides)."""
-    cfg = Config.fromfile(path)
+def _results(args, sweep: Sweep, names: list) -> tuple:
+    """The finished methods' rows, the failed ones' errors, and the
+    methods still running or queued."""
+    sweep.advance()
+    failed = {}
+    for group in sweep.groups():
+        failures = sweep.failures(group)
+        if failures:
+            failed[group.name] = failures[0]
+    rows = export(sweep, args.storage, {})['results'].get(MODE,
+                                                          {}).get(SETTING, {})
+    missing = [m for m in names if m not in rows and m not in failed]
+    return {m: rows[m] for m in names if m in rows}, failed, missing
+
+
+def best_config(cfg: Config, point: dict, cfg_options: dict) -> Config:
+    """A method's config at its chosen point (and the runs' overrides)."""
+    cfg = copy.deepcopy(cfg)
     cfg.merge_from_dict(dict(cfg_options or {}))
     cfg.merge_from_dict(dict(point))
     return cfg
 
 
 def run(args) -> dict:
-    """Write the method configs, run the sweep, rank, write the best."""
-    user = Config.fromfile(args.config)
-    if not user.get('val_dataloader') or not user.get('val_evaluator'):
-        raise ValueError(
-            f'{args.config} has no validation split (val_dataloader and '
-            'val_evaluator): methods are ranked by validation mAP; wrap the '
-            "training set in PartialLabelDataset(split='val') for one, as "
-            'docs/custom_dataset.md shows')
+    """Check the validation split and the methods, write the method
+    configs, run the sweep, rank, write the best."""
+    user = _user_config(args)
+    selection.training_epochs(user, args.config)
+    validation = selection.validation_labels(user, args.config)
+    rules = _search(args, user)
     # --out is never one of the inputs: the config, the files it names,
     # the storage, the method configs the sweep runs (even with --force).
     check_output(
         args.out, [args.config, storage_path(args.storage)] +
-        config_input_files(Config.fromfile(args.config)) +
+        config_input_files(user) +
         [osp.join(args.work_dir, 'configs', f'{m}.py') for m in args.methods],
         force=True)
-    configs = method_configs(args.config, args.methods, args.work_dir,
-                             args.force)
+    _make_work_dir(args)
+    cfgs = _methods(args)
+    configs = selection.method_configs(args.config, cfgs, args.work_dir,
+                                       args.force)
     sweep = Sweep(args.storage, args.study, must_exist=False)
-    sweep.define(definition(args, configs))
+    _define(args, sweep, configs, rules)
     if args.workers:
-        print(
-            f'[select_method] {len(configs)} methods x {len(args.seeds)} '
-            f'seeds in {args.storage}: {args.workers} {args.executor} '
-            f'workers; runs in {args.work_dir}',
-            file=sys.stderr,
-            flush=True)
+        _log(f'{len(configs)} methods x {len(rules.seeds)} seeds in '
+             f'{args.storage}: {args.workers} {args.executor} workers; runs '
+             f'in {args.work_dir}')
         run_workers(
             args,
             args.storage,
             args.study,
             osp.join(args.work_dir, 'submitit'),
             trusted=list(configs.values()))
-    state = sweep.advance()
-    if state['errors']:
-        raise SystemExit('[select_method] failed:\n' +
-                         '\n'.join(state['errors']))
-    rows = export(sweep, args.storage, {})['results'].get(MODE,
-                                                          {}).get(SETTING, {})
-    missing = [m for m in configs if m not in rows]
+    rows, failed, missing = _results(args, sweep, list(configs))
+    for name, error in failed.items():
+        _log(f'{name} failed: {error}')
     if missing:
         raise SystemExit(f'[select_method] {", ".join(missing)} not '
                          'finished yet: run the same command again (or with '
                          '--workers N) to go on')
-    ranked = ranking({m: rows[m] for m in configs})
-    problem = ranking_problem(ranked)
-    if problem:  # nothing written: no method can be told apart
-        print(table(ranked))
-        raise SystemExit(f'[select_method] no ranking: {problem}')
+    if not rows:
+        raise SystemExit('[select_method] every method failed: fix the '
+                         'cause, then run the same command with '
+                         '--retry-failed (or leave the method out)')
+    ranked = rank(rows)
     print(table(ranked))
-    warning = spread_warning(ranked)
-    if warning:
-        print(f'[select_method] warning: {warning}', file=sys.stderr)
+    result = dict(ranking=ranked, failed=failed, best=None, out=None)
+    if args.smoke:
+        print(f'\nSmoke run: {", ".join(rows)} trained on your data; the '
+              'order above means nothing. Select without --smoke.')
+    else:
+        for line in ranking_warnings(ranked, validation):
+            _log(f'warning: {line}')
+        result.update(_write_best(args, cfgs, ranked))
+    if failed:
+        raise SystemExit(
+            f'[select_method] {", ".join(failed)} failed and '
+            f'{"is" if len(failed) == 1 else "are"} not ranked: fix the '
+            'cause and run the same command with --retry-failed, or leave '
+            'it out of --methods')
+    return result
+
+
+def _write_best(args, cfgs: dict, ranked: list) -> dict:
+    """Write the best method's config; say how to train it."""
     best, row = ranked[0]
+    tied = [name for name, other in ranked if other['tied with'] == best]
+    point = chosen_point(row)
     out = args.out or osp.join(args.work_dir, f'best_{best}.py')
-    write_config(
-        best_config(configs[best], row['tuning']['chosen'], args.cfg_options),
-        out, args.force)
-    print(f'\nBest: {best} ({_point_text(row["tuning"]["chosen"])}), '
+    selection.write_config(
+        selection.method_config_text(
+            args.config, best, best_config(cfgs[best], point,
+                                           args.cfg_options), out,
+            point_text(point)), out, args.force)
+    tie = f' by mean, within the seed spread of {", ".join(tied)};' \
+        if tied else ''
+    print(f'\nBest:{tie} {best} ({point_text(point)}), '
           f'written to {out}. Train it on all GPUs of a machine with:\n'
           f'  bash tools/dist_train.sh {shlex.quote(out)} GPUS\n'
           f'or on one device with:\n'
           f'  python tools/train.py {shlex.quote(out)}')
-    return dict(ranking=ranked, best=best, out=out)
+    return dict(best=best, out=out)
 
 
 def main(argv=None):
     args = parse_args(argv)
     try:
         return run(args)
-    except (ValueError, OSError) as error:  # incl. Method/Sweep/Storage
-        # errors, an existing output, a work dir that cannot be made: one
-        # line, no traceback
+    except (ValueError, OSError) as error:  # incl. Method/Selection/
+        # Sweep/Storage errors, an existing output, a work dir that cannot
+        # be made: one line, no traceback
         raise SystemExit(f'[select_method] {error}') from None
 
 

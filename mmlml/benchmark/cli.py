@@ -32,11 +32,20 @@ def add_run_arguments(parser: argparse.ArgumentParser,
 
 
 def add_search_arguments(parser: argparse.ArgumentParser,
-                         seeds: Optional[list] = None) -> None:
+                         seeds: Optional[list] = None,
+                         lrs_help: Optional[tuple] = None) -> None:
     """``--seeds``, ``--lrs``, ``--lr-bounds``, ``--max-doublings`` and
     ``--no-prune``, with :class:`SearchRules`' defaults (``seeds``: the
-    default of ``--seeds``, None to let the caller fill it in)."""
+    default of ``--seeds``, None to let the caller fill it in;
+    ``lrs_help``: the defaults of ``--lrs`` and ``--lr-bounds`` in words,
+    where the caller fills them in from the config: their values are then
+    None)."""
     rules = SearchRules()
+    if lrs_help is None:
+        lr_defaults = (list(rules.lrs), list(rules.lr_bounds))
+        lrs_help = ('%(default)s', '%(default)s')
+    else:
+        lr_defaults = (None, None)
     parser.add_argument(
         '--seeds',
         nargs='+',
@@ -48,16 +57,16 @@ def add_search_arguments(parser: argparse.ArgumentParser,
         '--lrs',
         nargs='+',
         type=float,
-        default=list(rules.lrs),
-        help='the learning rates tried first (default: %(default)s)')
+        default=lr_defaults[0],
+        help=f'the learning rates tried first (default: {lrs_help[0]})')
     parser.add_argument(
         '--lr-bounds',
         nargs=2,
         type=float,
-        default=list(rules.lr_bounds),
+        default=lr_defaults[1],
         metavar=('LOW', 'HIGH'),
         help='how far the rates may extend past an edge of those tried '
-        '(default: %(default)s)')
+        f'(default: {lrs_help[1]})')
     parser.add_argument(
         '--max-doublings',
         type=int,
@@ -78,11 +87,10 @@ def add_search_arguments(parser: argparse.ArgumentParser,
 
 def search_rules(args, **overrides) -> SearchRules:
     """The :class:`SearchRules` of the options (``overrides`` win)."""
-    values = dict(
-        lrs=tuple(args.lrs),
-        lr_bounds=tuple(args.lr_bounds),
-        max_doublings=args.max_doublings,
-        seeds=tuple(args.seeds))
+    values = dict(max_doublings=args.max_doublings, seeds=tuple(args.seeds))
+    for key in ('lrs', 'lr_bounds'):
+        if getattr(args, key) is not None:
+            values[key] = tuple(getattr(args, key))
     values.update(overrides)
     return SearchRules(**values)
 

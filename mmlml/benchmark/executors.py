@@ -3,6 +3,7 @@ jobs through submitit (Slurm, or submitit's local executor), and wait for
 them. Every worker works on the same storage, so a sweep grows by
 starting more of them, from any machine that reaches it."""
 import logging
+import os
 import os.path as osp
 import subprocess
 import sys
@@ -19,8 +20,9 @@ __all__ = [
 EXECUTORS = ('local', 'slurm', 'submitit-local')
 
 
-def _worker(storage: str, study: str, trusted: List[str]) -> dict:
+def _worker(storage: str, study: str, trusted: List[str], cwd: str) -> dict:
     """What a submitit job runs (importable, so that it pickles)."""
+    os.chdir(cwd)
     from mmlml.benchmark.worker import work
     return work(storage, study, trusted=trusted)
 
@@ -78,6 +80,10 @@ def start_workers(storage: str,
             ``gpus_per_node``, ``cpus_per_task``, ...).
         trusted: The configs outside the checkout's ``configs/`` that the
             command named (the only such configs the workers run).
+
+    The workers and their runs work in this process's working directory,
+    against which the configs' relative paths (``data/...``) resolve, as
+    for ``tools/train.py``; they import mmlml from this checkout.
     """
     trusted = [osp.abspath(p) for p in trusted]
     if executor not in EXECUTORS:
@@ -85,14 +91,19 @@ def start_workers(storage: str,
                          f'{executor!r}')
     if '://' not in storage:
         storage = osp.abspath(storage)
+    cwd = os.getcwd()
     if executor == 'local':
+        env = dict(os.environ)
+        env['PYTHONPATH'] = os.pathsep.join(
+            [REPO_ROOT] + [p for p in [env.get('PYTHONPATH')] if p])
         return [
             subprocess.Popen(
                 [
                     sys.executable, '-m', 'mmlml.benchmark.worker',
                     '--storage', storage, '--study', study
                 ] + (['--trust-config'] + trusted if trusted else []),
-                cwd=REPO_ROOT) for _ in range(count)
+                cwd=cwd,
+                env=env) for _ in range(count)
         ]
     import submitit
     if executor == 'slurm':
@@ -110,7 +121,8 @@ def start_workers(storage: str,
     if executor == 'slurm':
         quiet_sacct_warnings()
     return [
-        pool.submit(_worker, storage, study, trusted) for _ in range(count)
+        pool.submit(_worker, storage, study, trusted, cwd)
+        for _ in range(count)
     ]
 
 

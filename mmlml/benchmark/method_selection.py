@@ -17,12 +17,28 @@ e.g. EPR's ``expected_positives``) are the user's. Everything else (data,
 backbone, schedule, validation split and evaluator) stays the user's. A
 preset that changes anything else (a neck, a label estimator sized for
 the demo data, the training labels) or needs a first stage is refused.
+
+What a method brings is fitted to the user's recipe
+(:func:`apply_preset`): it keeps its own loss, never the recipe's stock
+one (``an`` is mmlml's ``ANLoss``, which reads observed negatives), and
+its warm-ups and schedules are scaled to the user's epochs. Each method
+is then checked on the user's config as its run would be before its
+first iteration (:func:`check_training`); one that cannot run is left
+out with the reason (:func:`prepare_methods`). The method configs are
+written as short children of the user's config (its file as ``_base_``,
+then the method's changes: :func:`method_config_text`).
+
+Before that, the validation split must be able to rank anything: it
+exists and has a known positive (:func:`validation_labels`). The
+learning rates searched are the user's own rate and its neighbours,
+within a factor of ten of it (:func:`lr_search`).
 """
+import copy
 import os
 import os.path as osp
 import re
 import tempfile
-from typing import Dict, List
+from typing import Callable, Dict, List, Optional, Tuple
 
 from mmengine.config import Config, ConfigDict
 
@@ -30,8 +46,10 @@ from mmlml.cli import check_output, config_input_files
 from .sweep import REPO_ROOT
 
 __all__ = [
-    'MethodError', 'PRESETS', 'preset_path', 'supported_methods',
-    'apply_preset', 'method_configs'
+    'MethodError', 'SelectionError', 'PRESETS', 'preset_path',
+    'supported_methods', 'apply_preset', 'training_epochs', 'check_training',
+    'prepare_methods', 'method_configs', 'method_config_text', 'write_config',
+    'validation_labels', 'optimizer_rate', 'lr_search'
 ]
 
 #: Where the presets are, and the recipe they share.
@@ -47,6 +65,11 @@ _BASE_LINE = re.compile(r'^_base_\s*=\s*\[?\s*[\'"]([^\'"]+)[\'"]\s*\]?\s*$',
 
 class MethodError(ValueError):
     """A method whose preset cannot be applied to the user's config."""
+
+
+class SelectionError(ValueError):
+    """A config (or a command) on which no method can be selected: no
+    validation split, or one that cannot rank anything."""
 
 
 def preset_path(name: str) -> str:
@@ -175,9 +198,52 @@ def _on_user_base(name: str, config: str) -> Config:
                               f' {str(error).splitlines()[0]})') from None
 
 
-def apply_preset(config: str, name: str) -> Config:
+def _mmlml_losses(loss):
+    """``loss`` (a loss config, or a list of them inside a ``LossSum``)
+    with each of MMPretrain's sigmoid losses that cannot read an observed
+    negative (:data:`~mmlml.models.losses.STOCK_SIGMOID_LOSSES`: the
+    recipe's ``CrossEntropyLoss``, the assume-negative baseline) replaced
+    by the mmlml loss that computes the same and reads them (``ANLoss``),
+    where it takes the same arguments."""
+    import inspect
+
+    from mmlml.models.losses import STOCK_SIGMOID_LOSSES
+    from mmlml.registry import MODELS
+    if isinstance(loss, list):
+        return [_mmlml_losses(item) for item in loss]
+    if not isinstance(loss, dict):
+        return loss
+    loss = {key: _mmlml_losses(value) for key, value in loss.items()}
+    kind = loss.get('type')
+    if kind not in STOCK_SIGMOID_LOSSES or (kind == 'CrossEntropyLoss'
+                                            and not loss.get('use_sigmoid')):
+        return loss
+    replacement = STOCK_SIGMOID_LOSSES[kind][0]
+    args = {k: v for k, v in loss.items() if k not in ('type', 'use_sigmoid')}
+    accepted = inspect.signature(MODELS.get(replacement)).parameters
+    if set(args) - set(accepted):
+        return loss  # the training check says why it cannot run
+    return dict(type=replacement, **args)
+
+
+def apply_preset(config: str,
+                 name: str,
+                 epochs: Optional[int] = None) -> Config:
     """``config`` with the method part of the preset ``name`` (see the
-    module docstring); MethodError if it cannot be carried over."""
+    module docstring); MethodError if it cannot be carried over.
+
+    The method keeps its own losses, never the recipe's stock one: MMPretrain's
+    sigmoid ``CrossEntropyLoss`` of ``an.py`` (the assume-negative baseline
+    ``an``, also inside ``high_rank``'s sum) becomes mmlml's ``ANLoss``,
+    which computes the same and reads observed negatives. Its epoch
+    settings (warm-ups, the epochs a schedule waits) were chosen for the
+    recipe's epochs: they are scaled to ``epochs`` (default: the config's
+    ``train_cfg.max_epochs``) as ``tools/train.py --smoke`` scales them
+    (:func:`~mmlml.smoke_config.scale_epoch_settings`), e.g. EM + APL's
+    warm-up of 5 of 10 epochs to 2 of a 4-epoch recipe.
+    """
+    from mmlml.registry import HOOKS, MODELS
+    from mmlml.smoke_config import scale_epoch_settings
     preset = _check_preset(name)
     recipe = Config.fromfile(RECIPE)
     on_user = _on_user_base(name, config)
@@ -193,13 +259,14 @@ def apply_preset(config: str, name: str) -> Config:
     # the one of the user's config.
     loss = recipe.model.head.loss if preset.model.head.loss == \
         recipe.model.head.loss else method_head.loss
-    head.loss = ConfigDict(loss.to_dict())
+    head.loss = ConfigDict(_mmlml_losses(loss.to_dict()))
     hooks = [h for h in cfg.get('custom_hooks', []) if not _is_method_hook(h)]
-    hooks += [
+    method_hooks = [
         h for h in (preset.get('custom_hooks') and on_user.custom_hooks or [])
         if _is_method_hook(h)
     ]
-    cfg.custom_hooks = hooks
+    if 'custom_hooks' in cfg or method_hooks:
+        cfg.custom_hooks = hooks + method_hooks
     cfg.pop('tuning', None)
     if preset.get('tuning') is not None:
         cfg.tuning = preset.tuning
@@ -214,7 +281,31 @@ def apply_preset(config: str, name: str) -> Config:
         owner = cfg.model if 'data_preprocessor' in cfg.model else cfg
         owner.setdefault('data_preprocessor', ConfigDict())
         owner.data_preprocessor.type = preset.data_preprocessor.type
+    epochs = epochs or training_epochs(cfg, config)
+    if epochs != recipe.train_cfg.max_epochs:
+        factor = epochs / recipe.train_cfg.max_epochs
+        scale_epoch_settings(cfg.model.head.loss, MODELS, factor, epochs)
+        scale_epoch_settings(
+            cfg.get('custom_hooks', [])[len(hooks):], HOOKS, factor, epochs)
     return cfg
+
+
+def training_epochs(cfg: Config, config: str) -> int:
+    """The epochs of ``cfg``'s epoch-based training loop.
+
+    Raises:
+        SelectionError: ``cfg`` trains by iterations (the selection tunes
+            and scales epochs).
+    """
+    train_cfg = cfg.get('train_cfg') or {}
+    epochs = train_cfg.get('max_epochs')
+    if not train_cfg.get('by_epoch', True) or isinstance(
+            epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise SelectionError(
+            f'{config} does not train by epochs (train_cfg='
+            f'{dict(train_cfg)!r}): method selection tunes the number of '
+            'epochs; use train_cfg=dict(by_epoch=True, max_epochs=N)')
+    return epochs
 
 
 def _train_pipeline(cfg: Config) -> list:
@@ -226,48 +317,233 @@ def _train_pipeline(cfg: Config) -> list:
     return pipeline
 
 
-def method_configs(config: str,
-                   methods: List[str],
-                   work_dir: str,
-                   force: bool = False) -> Dict[str, str]:
-    """Write ``config`` with each method's preset applied under
-    ``work_dir/configs/METHOD.py``; returns ``{method: path}``. Every
-    method is checked before anything is written; an existing different
-    file is refused without ``force``, and ``config`` itself (or a file it
-    names) always."""
-    cfgs, refused = {}, []
+def check_training(cfg: Config, name: str) -> None:
+    """Build the run of ``cfg`` (its model, training and validation data
+    and hooks, without loading weights) and run what training checks
+    before its first iteration: the setup checks of ``tools/train.py``
+    (:func:`~mmlml.hooks.training_setup_check_hook.check_training_setup`:
+    e.g. a stock loss on observed negatives) and the method hooks' own
+    (a warm-up as long as the run...).
+
+    Raises:
+        MethodError: The run would fail there, with the error's first
+            line.
+    """
+    import uuid
+
+    from mmengine.runner import Runner
+
+    from mmlml.hooks import LabelEstimatorHook, LabelStoreHook
+    from mmlml.hooks.training_setup_check_hook import check_training_setup
+    with tempfile.TemporaryDirectory() as tmp:
+        tag = f'{name}_check_{uuid.uuid4().hex[:8]}'
+        run = Config(
+            copy.deepcopy(cfg.to_dict()),
+            cfg_text=f'# {tag}\n',
+            filename=osp.join(tmp, f'{tag}.py'))
+        run.update(
+            work_dir=tmp,
+            experiment_name=tag,
+            log_level='ERROR',
+            launcher='none',
+            load_from=None,
+            resume=False)
+        try:
+            runner = Runner.from_cfg(run)
+            check_training_setup(runner)
+            for hook in runner.hooks:
+                if isinstance(hook, (LabelStoreHook, LabelEstimatorHook)):
+                    hook.before_train(runner)
+        except Exception as error:
+            lines = str(error).strip().splitlines() or ['']
+            raise MethodError(f'{name} cannot train: {type(error).__name__}:'
+                              f' {lines[0]}') from None
+
+
+def prepare_methods(
+    config: str,
+    methods: List[str],
+    cfg_options: Optional[dict] = None,
+    check: bool = True,
+    transform: Optional[Callable[[Config], object]] = None
+) -> Tuple[Dict[str, Config], dict]:
+    """Each method's preset applied to ``config`` (:func:`apply_preset`, at
+    the epochs of ``config`` with ``cfg_options``), then changed in place
+    by ``transform`` (e.g. :func:`~mmlml.smoke_config.smoke_config`) and,
+    with ``check``, its run checked with ``cfg_options`` before anything
+    trains (:func:`check_training`). Returns ``({method: config},
+    {method: why it cannot run})``: a method that cannot run is left out,
+    the others go on."""
+    user = Config.fromfile(config)
+    user.merge_from_dict(dict(cfg_options or {}))
+    epochs = training_epochs(user, config)
+    cfgs, dropped = {}, {}
     for name in methods:
         try:
-            cfgs[name] = apply_preset(config, name)
+            cfg = apply_preset(config, name, epochs)
+            if transform is not None:
+                transform(cfg)
+            if check:
+                run = copy.deepcopy(cfg)
+                run.merge_from_dict(dict(cfg_options or {}))
+                check_training(run, name)
         except MethodError as error:
-            refused.append(str(error))
-    if refused:
-        raise MethodError('; '.join(refused) + '. Supported methods: ' +
-                          ' '.join(supported_methods()))
-    folder = osp.join(work_dir, 'configs')
+            dropped[name] = str(error)
+            continue
+        cfgs[name] = cfg
+    return cfgs, dropped
+
+
+def method_configs(config: str,
+                   cfgs: Dict[str, Config],
+                   work_dir: str,
+                   force: bool = False) -> Dict[str, str]:
+    """Write each method's config (:func:`prepare_methods`) as a child of
+    ``config`` (:func:`~.child_config.child_config_text`: its base and the
+    method's changes) to ``work_dir/configs/METHOD.py``; returns
+    ``{method: path}``. An existing different file is refused without
+    ``force``, and ``config`` itself (or a file it names) always."""
     inputs = [config] + config_input_files(Config.fromfile(config))
-    for name in cfgs:
-        check_output(
-            osp.join(folder, f'{name}.py'),
-            inputs,
-            force=True,
-            option=f'the {name} method config')
-    os.makedirs(folder, exist_ok=True)
     paths = {}
     for name, cfg in cfgs.items():
-        paths[name] = write_config(cfg, osp.join(folder, f'{name}.py'), force)
+        path = osp.join(work_dir, 'configs', f'{name}.py')
+        check_output(
+            path, inputs, force=True, option=f'the {name} method config')
+        paths[name] = write_config(
+            method_config_text(config, name, cfg, path), path, force)
     return paths
 
 
-def write_config(cfg: Config, path: str, force: bool = False) -> str:
-    """Dump ``cfg`` to ``path``; FileExistsError when another file is
-    there, unless ``force``."""
-    text = cfg.pretty_text
+def method_config_text(config: str,
+                       name: str,
+                       cfg: Config,
+                       out: str,
+                       point: Optional[str] = None) -> str:
+    """The text of the config file ``out`` of the method ``name`` on
+    ``config`` (``cfg``, at ``point`` when given: the chosen one, in
+    words), a child of ``config``."""
+    from .child_config import child_config_text
+    what = f'the point chosen on its validation split ({point})' \
+        if point else 'its search'
+    return child_config_text(config, cfg, out, [
+        f'{name} on {osp.basename(config)} (tools/select_method.py): your '
+        'config (the base) with', f"the method's head, loss and hooks "
+        f'({_rel(preset_path(name))}) and {what}.'
+    ])
+
+
+def write_config(text: str, path: str, force: bool = False) -> str:
+    """Write the config ``text`` to ``path``; FileExistsError when another
+    file is there, unless ``force``."""
     if osp.exists(path) and not force:
         with open(path) as f:
             if f.read() != text:
                 raise FileExistsError(
                     f'{path} exists with another config; pass --force to '
                     'replace it')
-    cfg.dump(path)
+    with open(path, 'w') as f:
+        f.write(text)
     return path
+
+
+#: How far the learning-rate search reaches from the config's own rate.
+LR_SPAN = 10.0
+
+
+def optimizer_rate(cfg: Config, config: str) -> Tuple[str, float]:
+    """The type and learning rate of ``cfg``'s optimizer.
+
+    Raises:
+        SelectionError: ``cfg`` names no positive
+            ``optim_wrapper.optimizer.lr``.
+    """
+    optimizer = (cfg.get('optim_wrapper') or {}).get('optimizer') or {}
+    lr = optimizer.get('lr')
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or lr <= 0:
+        raise SelectionError(
+            f'{config} names no learning rate (optim_wrapper.optimizer.lr): '
+            'the learning-rate search starts from it')
+    return str(optimizer.get('type', 'optimizer')), float(lr)
+
+
+def lr_search(lr: float) -> Tuple[Tuple[float, ...], Tuple[float, float]]:
+    """The learning rates tried first around a config's own rate ``lr``
+    (``lr`` first, so that it wins ties, then its neighbours on the
+    1-3-10 ladder of :func:`~.search.next_lr`) and the bounds of the
+    search beyond them: ``lr`` / :data:`LR_SPAN` to ``lr`` x
+    :data:`LR_SPAN`, whatever the optimizer (an Adam recipe at 1e-5 is
+    searched from 1e-6 to 1e-4, an SGD one at 0.01 from 0.001 to 0.1)."""
+    from .search import next_lr
+    lrs = (lr, next_lr(lr, up=False), next_lr(lr, up=True))
+    bounds = tuple(float(f'{v:.12g}') for v in (lr / LR_SPAN, lr * LR_SPAN))
+    return lrs, bounds
+
+
+def _evaluation_counts(dataset) -> tuple:
+    """``(images, positives, negatives)`` of the labels a validation
+    metric reads: each sample's ``gt_score`` where it has one (1 positive,
+    0 negative, -1 ignored), else its ``gt_label`` (the positives; every
+    other class a negative)."""
+    import numpy as np
+    num_classes = len(dataset.metainfo.get('classes') or ())
+    images = positives = negatives = 0
+    for index in range(len(dataset)):
+        info = dataset.get_data_info(index)
+        images += 1
+        score = info.get('gt_score')
+        if score is not None:
+            score = np.asarray(score)
+            positives += int(np.count_nonzero(score == 1))
+            negatives += int(np.count_nonzero(score == 0))
+        else:
+            labels = np.unique(np.asarray(info.get('gt_label', []), int))
+            positives += len(labels)
+            negatives += max(num_classes - len(labels), 0)
+    return images, positives, negatives
+
+
+def validation_labels(cfg: Config, config: str) -> dict:
+    """The known labels of the validation split of ``cfg`` (the config
+    ``config`` with the runs' overrides): ``{'images', 'positives',
+    'negatives'}`` as the validation metric reads them.
+
+    Raises:
+        SelectionError: ``cfg`` has no validation split
+            (``val_dataloader``), it cannot be built, or it has no known
+            positive (every method would score 0 on it, and a ranking would
+            mean nothing).
+    """
+    from mmengine.registry import DefaultScope
+
+    from mmlml.registry import DATASETS
+    loader = cfg.get('val_dataloader')
+    if not isinstance(loader, dict) or not isinstance(
+            loader.get('dataset'), dict) or cfg.get('val_cfg') is None:
+        raise SelectionError(
+            f'{config} has no validation split (val_dataloader, val_cfg and '
+            'val_evaluator): the methods are tuned and ranked on it; give '
+            "it one, e.g. PartialLabelDataset(split='val', "
+            "val_labels='observed') over your training images")
+    try:
+        with DefaultScope.overwrite_default_scope(
+                cfg.get('default_scope', 'mmpretrain')):
+            dataset = DATASETS.build(copy.deepcopy(loader['dataset']))
+        images, positives, negatives = _evaluation_counts(dataset)
+    except Exception as error:
+        raise SelectionError(
+            f'the validation split of {config} (val_dataloader.dataset) '
+            f'cannot be read: {type(error).__name__}: '
+            f'{str(error).strip().splitlines()[0] if str(error) else ""}'
+        ) from None
+    if not images:
+        raise SelectionError(
+            f'the validation split of {config} (val_dataloader.dataset) is '
+            'empty: the methods are tuned and ranked on it; give it images')
+    if not positives:
+        raise SelectionError(
+            f'the validation split of {config} has no known positive '
+            f'({images} images, {negatives} known negatives, every other '
+            'label unknown): every method would score 0 there, so no '
+            'method can be ranked; validate on images with known positives'
+            " (val_labels='observed' reads the partial labels they have)")
+    return dict(images=images, positives=positives, negatives=negatives)

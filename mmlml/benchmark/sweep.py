@@ -76,9 +76,11 @@ def run_id(mode: str, setting: str, point: dict, name: str, seed: int) -> str:
 
 
 def repo_path(path: str) -> str:
-    """``path`` relative to the repository when it is inside it."""
+    """``path`` relative to the repository when it is inside it, else
+    absolute (a relative ``path`` is relative to the working directory,
+    never to the repository)."""
     relative = osp.relpath(osp.abspath(path), REPO_ROOT)
-    return path if relative.startswith('..') else relative
+    return osp.abspath(path) if relative.startswith('..') else relative
 
 
 class Sweep:
@@ -105,7 +107,7 @@ class Sweep:
         # pruning hook) work in the repository, not in this process's folder.
         self.spec = storage if '://' in storage else osp.abspath(storage)
         self.name = name
-        self.trusted = list(trusted)
+        self.trusted = [osp.abspath(p) for p in trusted]
         self.storage = open_storage(storage, must_exist=must_exist)
         self._studies: Dict[str, object] = {}
         self._configs: Dict[tuple, dict] = {}
@@ -118,23 +120,7 @@ class Sweep:
     @property
     def definition(self) -> dict:
         if self._definition is None:
-            try:
-                study_id = self.storage.get_study_id_from_name(self.name)
-            except KeyError:
-                names = [
-                    s.study_name for s in self.storage.get_all_studies()
-                    if ':' not in s.study_name
-                ]
-                raise SweepError(
-                    f'{self.spec}: no sweep named {self.name!r} (it holds '
-                    f'{names or "none"}); pass --study with one of them'
-                ) from None
-            definition = self.storage.get_study_user_attrs(study_id).get(
-                'definition')
-            if not isinstance(definition, dict) or 'configs' not in \
-                    definition:
-                raise SweepError(f'{self.spec}: study {self.name!r} is not '
-                                 'a benchmark sweep (no definition)')
+            definition = self.stored_definition()
             # Data, not code: checked before any config is read.
             check_definition(definition, f'{self.spec} (sweep {self.name!r})',
                              self.trusted)
@@ -143,16 +129,41 @@ class Sweep:
                 os.environ['MMLML_DEMO_DOMAIN'] = definition['domain']
         return self._definition
 
+    def stored_definition(self) -> dict:
+        """The definition as stored, unchecked: read it, never run it
+        (:attr:`definition` is the checked one)."""
+        try:
+            study_id = self.storage.get_study_id_from_name(self.name)
+        except KeyError:
+            names = [
+                s.study_name for s in self.storage.get_all_studies()
+                if ':' not in s.study_name
+            ]
+            raise SweepError(
+                f'{self.spec}: no sweep named {self.name!r} (it holds '
+                f'{names or "none"}); pass --study with one of them') from None
+        definition = self.storage.get_study_user_attrs(study_id).get(
+            'definition')
+        if not isinstance(definition, dict) or not isinstance(
+                definition.get('configs'), list):
+            raise SweepError(f'{self.spec}: study {self.name!r} is not '
+                             'a benchmark sweep (no definition)')
+        return definition
+
     @property
     def rules(self) -> SearchRules:
         return SearchRules.from_dict(self.definition['rules'])
 
-    def define(self, definition: dict) -> None:
+    def define(self, definition: dict, keep_configs: bool = True) -> None:
         """Record ``definition`` with the digest of each config; an
         existing sweep of this name may only grow (more configs, settings
         or modes) under the same rules, domain and overrides, and only if
         ``definition`` names every config it holds, unchanged: a command
-        never runs a config it did not name."""
+        never runs a config it did not name. With ``keep_configs=False``
+        its configs become the definition's (``tools/select_method.py``:
+        the methods of the command; the ones it drops are not read); the
+        trials of the others stay in the storage, and naming a config
+        again goes on with them."""
         import optuna
         definition = json.loads(json.dumps(definition))
         definition.pop('trainer', None)  # the checkout's, never stored
@@ -171,7 +182,15 @@ class Sweep:
             self._definition = None
             self.definition  # noqa: B018 (set the domain)
             return
-        old = self.definition
+        if keep_configs:
+            old = self.definition
+        else:  # the configs it drops are not read
+            old = dict(self.stored_definition())
+            old['configs'] = [
+                c for c in old['configs'] if c in definition['configs']
+            ]
+            check_definition(old, f'{self.spec} (sweep {self.name!r})',
+                             self.trusted)
         unnamed = [c for c in old['configs'] if c not in definition['configs']]
         if unnamed:
             raise SweepError(
@@ -193,6 +212,8 @@ class Sweep:
         for key in ('configs', 'settings', 'modes'):
             grown[key] = list(dict.fromkeys(old[key] + definition[key]))
         grown['digests'] = definition['digests']
+        if not keep_configs:
+            grown['configs'] = list(definition['configs'])
         if grown != old:
             self.storage.set_study_user_attr(study_id, 'definition', grown)
             self._definition = grown

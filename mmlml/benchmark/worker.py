@@ -69,6 +69,7 @@ def _call(cmd: list, log: str, threads: int) -> None:
     env = dict(os.environ)
     for var in ('OMP_NUM_THREADS', 'MKL_NUM_THREADS'):
         env[var] = str(threads)
+    # In the worker's folder, where the configs' relative paths resolve.
     with open(log, 'a') as f:
         f.write('$ ' + ' '.join(cmd) + '\n')
         f.flush()
@@ -77,7 +78,6 @@ def _call(cmd: list, log: str, threads: int) -> None:
             stdout=f,
             stderr=subprocess.STDOUT,
             env=env,
-            cwd=REPO_ROOT,
             preexec_fn=_die_with_parent)
     if result.returncode:
         raise TrialFailed(f'{osp.basename(cmd[1])} exited with '

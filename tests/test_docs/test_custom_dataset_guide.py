@@ -3,13 +3,16 @@ that CustomMultiLabelDataset reads, its dataset config trains and validates
 with a stock MMPretrain model, and the complete config it points to
 (configs/custom/partial_label_custom_dataset.py) builds its datasets on the
 guide's layout and trains with the README's CPU smoke test."""
+import importlib.util
 import json
+import os
 import os.path as osp
 import re
 import shlex
 
 import mmcv
 import numpy as np
+import pytest
 from conftest import ROOT, load_train_tool
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
@@ -216,3 +219,51 @@ def test_complete_config_trains_with_the_readme_smoke_test(
     assert runner.work_dir == osp.join(str(tmp_path), 'work_dirs', 'smoke')
     metrics = runner.test()
     assert 0 <= metrics['multi-label/mAP'] <= 100
+
+
+def _readme_select_method():
+    """The README's two tools/select_method.py commands on the complete
+    config (step 4), as arguments: ``(smoke, selection)``."""
+    with open(osp.join(ROOT, 'README.md')) as f:
+        text = f.read().replace('\\\n', ' ')
+    lines = [
+        shlex.split(line)[2:] for line in text.split('\n')
+        if line.startswith(f'python tools/select_method.py {CUSTOM_CONFIG}')
+    ]
+    smoke = next(line for line in lines if '--smoke' in line)
+    return smoke, next(line for line in lines if '--smoke' not in line)
+
+
+@pytest.mark.slow
+def test_readme_method_selection_runs_on_a_custom_dataset(
+        tmp_path, monkeypatch, capsys):
+    """The README's step 4 as written, on the guide's layout (observed
+    negatives in train.json, a fully labelled test.json), from a folder
+    of one's own: the smoke command trains every method on it (``an`` as
+    ANLoss, EM + APL's warm-up within the run), the selection command is
+    the same without --smoke. Four runs of a ResNet-50 at 64 px, about a
+    minute on a CPU."""
+    smoke, selection = _readme_select_method()
+    assert smoke[0] == CUSTOM_CONFIG and smoke[1:3] == ['--methods', 'an']
+    assert [word for word in smoke if word != '--smoke'] == selection
+    write_custom_dataset(tmp_path / 'data' / 'mine', num_train=10, num_test=2)
+    (tmp_path / 'configs').symlink_to(osp.join(ROOT, 'configs'))
+    monkeypatch.chdir(tmp_path)
+    spec = importlib.util.spec_from_file_location(
+        'mmlml_select_method_readme',
+        osp.join(ROOT, 'tools', 'select_method.py'))
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    result = tool.main(smoke)
+    out = capsys.readouterr().out
+    assert sorted(name for name, _ in result['ranking']) == sorted(smoke[2:6])
+    assert result['failed'] == {} and result['out'] is None
+    assert 'Smoke run: an, hill, em_apl, gr trained on your data' in out
+    work = 'work_dirs/select_method/partial_label_custom_dataset-smoke'
+    assert not any(
+        osp.basename(p).startswith('best_') for p in os.listdir(work))
+    an = Config.fromfile(osp.join(work, 'configs', 'an.py'))
+    assert an.model.head.loss.type == 'ANLoss'
+    em_apl = Config.fromfile(osp.join(work, 'configs', 'em_apl.py'))
+    assert em_apl.custom_hooks[-1].warmup_epochs == 1  # of the 2 epochs
+    assert tool.parse_args(selection).methods == smoke[2:6]
