@@ -43,6 +43,10 @@ from typing import Optional
 
 from mmengine.config import Config
 
+# This checkout's mmlml, whichever checkout is installed: its presets,
+# configs and workers are the ones beside this file.
+sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+
 from mmlml.benchmark import docs_check
 from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
                                  add_worker_arguments, pruning, run_workers,

@@ -48,6 +48,10 @@ import sys
 
 from mmengine.config import Config
 
+# This checkout's mmlml, whichever checkout is installed: its presets,
+# configs and workers are the ones beside this file.
+sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+
 from mmlml.benchmark import method_selection as selection
 from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
                                  add_worker_arguments, pruning, run_workers,

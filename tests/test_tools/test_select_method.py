@@ -1,9 +1,13 @@
 """tools/select_method.py: the method presets applied to a user's config,
 the refusals, and a tiny selection end to end."""
+import glob
 import importlib.util
 import json
-import glob
+import os
 import os.path as osp
+import shutil
+import subprocess
+import sys
 import textwrap
 
 import mmcv
@@ -485,10 +489,11 @@ def test_failed_methods_are_retried_or_dropped_and_the_others_ranked(
     assert result['best'] == 'hill' and result['failed'] == {}
     assert [name for name, _ in result['ranking']] == ['hill', 'an']
     trusted = _method_configs(storage)
-    assert Sweep(storage, 'select', trusted=trusted).definition['configs'] == [
-        str(tmp_path / f'work_dirs/select_method/my_config/configs/{m}.py')
-        for m in ('an', 'hill')
-    ]
+    assert Sweep(
+        storage, 'select', trusted=trusted).definition['configs'] == [
+            str(tmp_path / f'work_dirs/select_method/my_config/configs/{m}.py')
+            for m in ('an', 'hill')
+        ]
 
 
 def test_bad_commands_are_one_line(tmp_path, monkeypatch, capsys):
@@ -557,3 +562,26 @@ def test_no_output_over_an_input(tmp_path, user_config):
     assert inside.read_text() == before
     assert open(user_config).read() == before
 
+
+def test_a_checkout_runs_its_own_presets(tmp_path):
+    """The tool of another checkout than the installed one uses that
+    checkout's mmlml: a preset only that checkout has is found, and the
+    method configs name the configs under the working directory."""
+    other = tmp_path / 'other'
+    ignore = shutil.ignore_patterns('__pycache__', '*.pyc')
+    for folder in ('mmlml', 'tools', 'configs'):
+        shutil.copytree(osp.join(ROOT, folder), other / folder, ignore=ignore)
+    shutil.copy(other / 'configs/demo/hill.py',
+                other / 'configs/demo/only_here.py')
+    env = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}
+    result = subprocess.run([
+        sys.executable, 'tools/select_method.py', 'configs/demo/an.py',
+        '--methods', 'only_here', '--workers', '0', '--work-dir', 'wd'
+    ],
+                            cwd=other,
+                            env=env,
+                            capture_output=True,
+                            text=True)
+    assert 'only_here not finished yet' in result.stderr, result.stderr
+    text = (other / 'wd/configs/only_here.py').read_text()
+    assert "_base_ = ['../../configs/demo/an.py']" in text
