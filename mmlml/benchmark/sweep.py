@@ -365,9 +365,12 @@ class Sweep:
     def _lock(self):
         """One process at a time queues trials (a file lock beside a local
         storage; with a database server, duplicates are dropped when they
-        are taken instead)."""
+        are taken instead). Not ``STORAGE.lock``: that is the journal
+        file's own lock, which Optuna takes as held while the file exists
+        and removes by force after 30 s."""
         path = storage_path(self.spec)
-        return file_lock(path + '.lock') if path else contextlib.nullcontext()
+        return file_lock(path + '.queue-lock') if path else \
+            contextlib.nullcontext()
 
     def advance(self) -> dict:
         """Queue every run the rules need now; returns ``{'queued': n,

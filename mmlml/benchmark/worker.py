@@ -286,6 +286,7 @@ def work(storage: str,
          study: str,
          name: Optional[str] = None,
          poll: float = 10,
+         first_poll: float = 0.5,
          heartbeat: float = HEARTBEAT,
          grace: float = GRACE,
          max_trials: Optional[int] = None,
@@ -294,7 +295,10 @@ def work(storage: str,
     ran); returns ``{'trials': n, 'errors': [...]}``. Runs that are queued
     or running elsewhere are waited for, so that the rules can go on.
     ``trusted``: the configs outside the checkout's ``configs/`` that the
-    command starting this worker named (:class:`~.sweep.Sweep`)."""
+    command starting this worker named (:class:`~.sweep.Sweep`). A worker
+    with nothing to run looks again after ``first_poll`` seconds, then
+    twice as long each time up to ``poll`` (short runs of other workers
+    end soon; a long wait costs the storage little)."""
     sweep = Sweep(storage, study, trusted=trusted)
     name = name or f'{socket.gethostname()}:{os.getpid()}'
     ran = 0
@@ -309,6 +313,7 @@ def work(storage: str,
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lost)
+    wait = first_poll
     while max_trials is None or ran < max_trials:
         sweep.fail_stale(grace)
         taken = sweep.pop(name)
@@ -318,8 +323,10 @@ def work(storage: str,
                 continue
             if state['done']:
                 return dict(trials=ran, errors=state['errors'])
-            time.sleep(poll)
+            time.sleep(min(wait, poll))
+            wait *= 2
             continue
+        wait = first_poll
         group, trial_id, attrs = taken
         current.update(id=trial_id, group=group, attrs=attrs)
         beat = _Heartbeat(sweep, trial_id, heartbeat)

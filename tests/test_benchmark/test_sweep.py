@@ -38,14 +38,19 @@ def fake_trainer(monkeypatch):
     monkeypatch.setenv('MMLML_SWEEP_TRAINER', FAKE)
 
 
-def define(tmp_path, configs=(AN, FULL), prune=None, name='s', **rules):
+def define(tmp_path,
+           configs=(AN, FULL),
+           prune=None,
+           name='s',
+           storage='sweep.db',
+           **rules):
     rules = dict(
         dict(
             lrs=(0.1, 0.3),
             lr_bounds=(0.1, 0.3),
             seeds=(0, 1),
             max_doublings=0), **rules)
-    sweep = Sweep(str(tmp_path / 'sweep.db'), name, must_exist=False)
+    sweep = Sweep(str(tmp_path / storage), name, must_exist=False)
     sweep.define(
         dict(
             name=name,
@@ -72,6 +77,18 @@ def states(sweep):
             found.setdefault(trial.state.name,
                              []).append(trial.user_attrs['run'])
     return found
+
+
+def test_the_queue_lock_is_not_the_journal_files_own(tmp_path):
+    """The lock under which a worker queues runs is its own file: Optuna
+    reads STORAGE.lock as its journal lock held (and every other worker
+    waited 30 s for it, then removed it by force)."""
+    sweep = define(tmp_path, storage='sweep.journal')
+    with sweep._lock():
+        assert not osp.lexists(str(tmp_path / 'sweep.journal.lock'))
+        started = time.monotonic()
+        assert sweep.trials(sweep.groups()[0]) == []  # reads the journal
+        assert time.monotonic() - started < 5
 
 
 @pytest.mark.slow
