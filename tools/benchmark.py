@@ -87,11 +87,6 @@ def parse_args(argv=None):
         action='store_true',
         help='no search: every config\'s own recipe, once per seed')
     parser.add_argument(
-        '--linear-lr',
-        type=float,
-        default=0.1,
-        help='learning rate of the linear mode (default: 0.1)')
-    parser.add_argument(
         '--baseline',
         default='an',
         help='the low end of the gap closed (default: an)')
@@ -266,7 +261,6 @@ def definition(args, ledger: Optional[dict] = None) -> dict:
         rules=rules.to_dict(),
         domain=args.domain or found.get('domain'),
         cfg_options=dict(args.cfg_options or found.get('cfg_options') or {}),
-        linear_lr=args.linear_lr,
         baseline=args.baseline,
         oracle=args.oracle,
         prune=pruning(args),

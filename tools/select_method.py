@@ -181,7 +181,6 @@ def definition(args, configs: dict, rules) -> dict:
         rules=rules.to_dict(),
         domain=None,
         cfg_options=dict(args.cfg_options or {}),
-        linear_lr=0.1,
         baseline='an',
         oracle=None,
         prune=pruning(args),

@@ -118,21 +118,17 @@ def run_domain(domain: Optional[str], mode: str) -> Optional[str]:
     return domain
 
 
-def mode_options(mode: str,
-                 linear_lr: float,
-                 domain: Optional[str] = None) -> dict:
+def mode_options(mode: str, domain: Optional[str] = None) -> dict:
     """The ``--cfg-options`` of a training mode in ``domain``: in mode
-    ``linear`` the learning rate, and a frozen backbone unless the domain
-    has a linear protocol of its own (:func:`linear_domain`)."""
-    if mode != 'linear':
+    ``linear`` a frozen backbone unless the domain has a linear protocol of
+    its own (:func:`linear_domain`). The learning rate is every trial's
+    own, as in mode ``finetune`` (its point's ``LR_KEY``)."""
+    if mode != 'linear' or linear_domain(domain) is not None:
         return {}
-    options = {'optim_wrapper.optimizer.lr': linear_lr}
-    if linear_domain(domain) is None:
-        options.update({
-            'model.backbone.frozen_stages': 4,
-            'model.backbone.norm_eval': True,
-        })
-    return options
+    return {
+        'model.backbone.frozen_stages': 4,
+        'model.backbone.norm_eval': True,
+    }
 
 
 def format_options(options: dict) -> list:

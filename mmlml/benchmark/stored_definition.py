@@ -140,9 +140,6 @@ def check_definition(definition: dict, where: str,
         value = definition.get(key, 1)
         if not _is_number(value, integer=True) or not 1 <= value <= high:
             refuse(f'its `{key}` {value!r} is not an integer in [1, {high}]')
-    linear_lr = definition.get('linear_lr', 0.1)
-    if not _is_number(linear_lr) or not linear_lr > 0:
-        refuse(f'its `linear_lr` {linear_lr!r} is not a positive number')
     if not isinstance(definition.get('work_dir'), str):
         refuse('its `work_dir` is not a path')
 

@@ -199,7 +199,7 @@ class Sweep:
                 f'{", ".join(old["configs"])}); name them all to continue '
                 'it, join it with --join, or name a new --study')
         fixed = [
-            k for k in ('rules', 'domain', 'cfg_options', 'linear_lr', 'prune',
+            k for k in ('rules', 'domain', 'cfg_options', 'prune',
                         'work_dir') if old.get(k) != definition.get(k)
         ]
         if fixed:

@@ -89,8 +89,7 @@ def _options(definition: dict, group: Group, point: dict) -> dict:
     setting's."""
     options = dict(definition.get('cfg_options') or {})
     options.update(
-        mode_options(group.mode, definition.get('linear_lr', 0.1),
-                     definition.get('domain')))
+        mode_options(group.mode, definition.get('domain')))
     options.update(point)
     train_mode = dataset_modes(abs_path(group.config), group.setting)[0]
     options.update(setting_options(group.setting, train_mode))

@@ -104,10 +104,9 @@ def test_a_config_changed_since_the_definition_is_refused(tmp_path):
      (dict(domain='../../tmp/evil'), 'not a domain of this checkout'),
      (dict(prune=dict(type='Evil')), '`prune`'),
      (dict(gpus_per_trial='8; rm'), '`gpus_per_trial`'),
-     (dict(threads=0), '`threads`'), (dict(linear_lr=-1), '`linear_lr`')],
+     (dict(threads=0), '`threads`')],
     ids=[
-        'digests', 'custom-imports', 'domain', 'prune', 'gpus', 'threads',
-        'linear-lr'
+        'digests', 'custom-imports', 'domain', 'prune', 'gpus', 'threads'
     ])
 def test_stored_fields_are_checked_as_data(tmp_path, changes, message):
     sweep = _one_run(tmp_path)

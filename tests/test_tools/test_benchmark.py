@@ -20,6 +20,7 @@ from mmengine.config import Config
 from mmlml.benchmark.results import (COLUMNS, aggregate, gap_closed,
                                      markdown_table, rank_correlation,
                                      rank_correlation_p_value, summarise)
+from mmlml.benchmark.search import LR_KEY
 from mmlml.benchmark.settings import (dataset_modes, mode_options, run_domain,
                                       setting_options)
 
@@ -182,10 +183,10 @@ def test_settings_leave_the_oracle_and_second_stages_alone():
             'val_dataloader.dataset.mode': 'single_positive',
             'val_dataloader.dataset.ratio': None
         }
-    linear = mode_options('linear', 0.2)
+    linear = mode_options('linear')
     assert linear['model.backbone.frozen_stages'] == 4
-    assert linear['optim_wrapper.optimizer.lr'] == 0.2
-    assert mode_options('finetune', 0.2) == {}
+    # The learning rate is every trial's own, in both modes.
+    assert LR_KEY not in linear and mode_options('finetune') == {}
     # A domain with a linear protocol of its own (cached feature maps)
     # runs that domain file, with no backbone to freeze.
     assert run_domain('photo_canvases', 'linear') == 'photo_canvases_linear'
@@ -193,10 +194,8 @@ def test_settings_leave_the_oracle_and_second_stages_alone():
     assert run_domain('digit_canvases', 'linear') == 'digit_canvases'
     assert run_domain(None, 'linear') is None
     for domain in ('photo_canvases', 'photo_canvases_linear'):
-        assert mode_options('linear', 0.2, domain) == {
-            'optim_wrapper.optimizer.lr': 0.2
-        }
-    assert mode_options('linear', 0.2, 'digit_canvases') == linear
+        assert mode_options('linear', domain) == {}
+    assert mode_options('linear', 'digit_canvases') == linear
 
 
 def test_repo_root_is_found_through_an_editable_install(tmp_path):
@@ -352,12 +351,25 @@ def test_extract_backbone(tmp_path):
         converter.main([str(tmp_path / 'nothing.pth'), str(out), '--force'])
 
 
+def test_a_linear_run_trains_at_its_trials_learning_rate():
+    """The learning rate of a run is its trial's point, in either mode
+    (the sweep's former ``--linear-lr`` was overridden by it, unseen)."""
+    from mmlml.benchmark.sweep import Group
+    from mmlml.benchmark.worker import _options
+    for mode in ('linear', 'finetune'):
+        group = Group(mode, 'single_positive', 'configs/demo/an.py', None)
+        options = _options({'cfg_options': {}}, group, {LR_KEY: 0.03})
+        assert options[LR_KEY] == 0.03
+    with pytest.raises(SystemExit):
+        benchmark.parse_args(['configs/demo/an.py', '--linear-lr', '0.1'])
+
+
 def test_linear_mode_freezes_the_whole_backbone():
     """The linear mode's options leave only the head trainable, with the
     backbone's batch-norm statistics fixed."""
     from mmpretrain.registry import MODELS
     cfg = Config.fromfile(osp.join(ROOT, 'configs', 'demo', 'an.py'))
-    cfg.merge_from_dict(mode_options('linear', 0.1))
+    cfg.merge_from_dict(mode_options('linear'))
     model = MODELS.build(cfg.model)
     model.train()
     trainable = {n for n, p in model.named_parameters() if p.requires_grad}
