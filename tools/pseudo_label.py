@@ -45,7 +45,6 @@ import os.path as osp
 
 import numpy as np
 import torch
-from mmengine.config import Config
 from mmengine.dataset import Compose
 from mmengine.registry import init_default_scope
 
@@ -53,7 +52,7 @@ import mmlml  # noqa: F401  (registers modules, applies fixes)
 from mmlml.apis import build_model, find_pipeline, predict_scores
 from mmlml.cli import (add_model_arguments, add_scoring_arguments,
                        check_config_output, check_scoring_arguments,
-                       tool_parser)
+                       load_config, tool_parser)
 from mmlml.datasets import PartialLabelDataset, split_train_val
 from mmlml.registry import DATASETS
 
@@ -189,9 +188,7 @@ def _format(summary: dict, title: str) -> str:
 
 def main(argv=None):
     args = parse_args(argv)
-    cfg = Config.fromfile(args.config)
-    if args.cfg_options is not None:
-        cfg.merge_from_dict(args.cfg_options)
+    cfg = load_config(args.config, args.cfg_options)
     # Never over the labels (or any other file) the config trains on.
     check_config_output(args.out, cfg)
     init_default_scope(cfg.get('default_scope', 'mmpretrain'))

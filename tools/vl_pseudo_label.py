@@ -54,7 +54,7 @@ import mmlml  # noqa: F401  (registers modules, applies fixes)
 from mmlml import pseudo_labellers
 from mmlml.cli import (add_launcher_arguments, add_scoring_arguments,
                        check_config_output, check_scoring_arguments,
-                       end_distributed, tool_parser)
+                       end_distributed, load_config, tool_parser)
 from mmlml.datasets import PartialLabelDataset, find_partial_label_dataset
 from mmlml.hooks.vl_pseudo_label_hook import scoring_pipeline
 from mmlml.registry import DATASETS, MODELS
@@ -155,9 +155,7 @@ def build_rows(cfg, split: str = 'train') -> PartialLabelDataset:
 
 def main(argv=None):
     args = parse_args(argv)
-    cfg = Config.fromfile(args.config)
-    if args.cfg_options is not None:
-        cfg.merge_from_dict(args.cfg_options)
+    cfg = load_config(args.config, args.cfg_options)
     # Never over a file the config reads, but for the scores (and cache)
     # file of its VLPseudoLabelHook: that is what this tool makes.
     check_config_output(args.out, cfg, exclude=hook_score_files(cfg))

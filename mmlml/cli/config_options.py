@@ -1,6 +1,7 @@
 """How a tool's command line changes the config it reads:
 ``--cfg-options``, the work directory, and the data loaders' worker
-processes capped to the cores this process may use."""
+processes capped to the cores this process may use; and the config a tool
+reads, with its annotation files checked before any dataset is built."""
 import argparse
 import os
 import os.path as osp
@@ -9,7 +10,7 @@ from typing import Optional
 from mmengine.config import DictAction
 
 __all__ = [
-    'add_cfg_options_argument', 'set_work_dir', 'usable_cores',
+    'add_cfg_options_argument', 'load_config', 'set_work_dir', 'usable_cores',
     'cap_dataloader_workers'
 ]
 
@@ -26,6 +27,28 @@ def add_cfg_options_argument(parser: argparse.ArgumentParser,
         action=DictAction,
         default=default,
         help=help)
+
+
+def load_config(path: str, cfg_options: Optional[dict] = None):
+    """The config at ``path`` with ``cfg_options`` (``--cfg-options``)
+    merged, and the annotation files of its data loaders' datasets checked
+    (:func:`mmlml.datasets.checks.check_config_annotation_files`): a
+    pickle, or a stock dataset's YAML, is refused before anything builds
+    a dataset, which would load it with ``mmengine.load`` and run the code
+    it names. Every tool that builds a dataset of a config reads it so.
+
+    Raises:
+        ValueError: One line naming the annotation file and the format to
+            convert it to.
+    """
+    from mmengine.config import Config
+
+    from mmlml.datasets.checks import check_config_annotation_files
+    cfg = Config.fromfile(path)
+    if cfg_options:
+        cfg.merge_from_dict(cfg_options)
+    check_config_annotation_files(cfg)
+    return cfg
 
 
 def set_work_dir(cfg, work_dir: Optional[str], config_path: str) -> None:

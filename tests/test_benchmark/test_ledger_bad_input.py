@@ -62,6 +62,9 @@ CASES = {
     'bad-cfg-option': (dict(GOOD, command='x --cfg-options novalue'),
                        "'novalue' is not KEY=VALUE"),
     'runs-a-list': (dict(GOOD, runs=[RUN]), '`runs` must map'),
+    'row-without-runs':
+    (dict(GOOD, results=dict(finetune=dict(single_positive=dict(an={})))),
+     'a row with its `runs`'),
 }
 
 

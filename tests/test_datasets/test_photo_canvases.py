@@ -214,6 +214,7 @@ def test_a_bad_feature_cache_is_refused_naming_its_file(
         _canvases(stamps, **kwargs)
     assert str(path) in str(info.value)
     assert 'delete it' in str(info.value)
+    assert '\n' not in str(info.value)
 
 
 def test_the_cache_key_reads_the_photographs_content(tmp_path):
@@ -230,6 +231,27 @@ def test_the_cache_key_reads_the_photographs_content(tmp_path):
     png.write_bytes(bytes(data))
     assert _canvases(stamps, num_samples=4, img_size=64).description() \
         != before
+
+
+def test_the_cache_key_reads_the_backgrounds_content(stamps, tmp_path,
+                                                     monkeypatch):
+    """A background photograph replaced by another of the same byte size
+    makes another cache key too."""
+    import shutil
+
+    from mmlml.datasets.domains import photo_canvases
+    copies = []
+    for path in photo_canvases.background_paths():
+        copies.append(str(tmp_path / osp.basename(path)))
+        shutil.copy(path, copies[-1])
+    monkeypatch.setattr(photo_canvases, 'background_paths', lambda: copies)
+    dataset = _canvases(stamps, num_samples=4, img_size=64)
+    before = dataset.description()
+    first = tmp_path / osp.basename(copies[0])
+    data = bytearray(first.read_bytes())
+    data[-20] ^= 0xFF  # same size, other content
+    first.write_bytes(bytes(data))
+    assert dataset.description() != before
 
 
 def test_efficientnet_lite_from_an_input_layer_continues_the_whole():

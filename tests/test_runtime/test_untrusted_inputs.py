@@ -343,3 +343,47 @@ def test_tools_refuse_a_stock_datasets_pickle_annotation(
     assert not osp.exists(marker), 'the payload ran'
     if tool != 'demo':  # demo reports the refusal and exits non-zero
         assert name in str(info.value) and 'pickle' in str(info.value)
+
+
+#: The other tools that build a config's datasets, with their arguments
+#: after the config (``{tmp}``: the test's folder).
+DATASET_TOOLS = {
+    'pseudo_label': ['{tmp}/model.pth', '--out', '{tmp}/out.npy'],
+    'vl_pseudo_label': ['--out', '{tmp}/out.npy'],
+    'analysis/missing_label_scores':
+    ['{tmp}/model.pth', '--out', '{tmp}/out.npz'],
+    'analysis/plot_class_priors': ['{tmp}', '--out', '{tmp}/out.png'],
+    'dataset_converters/dataset_summary': ['--split', 'train'],
+}
+
+
+@pytest.mark.parametrize('tool', sorted(DATASET_TOOLS))
+def test_dataset_tools_refuse_a_stock_datasets_pickle_annotation(
+        tmp_path, marker, tool, monkeypatch):
+    """Every tool that builds a config's training set reads the config
+    through ``mmlml.cli.load_config``, which checks its annotation files
+    first: a stock dataset's ``ann_file`` named exactly ``.pkl`` is refused
+    and the payload never runs (was: ``dataset_summary.py`` unpickled
+    it)."""
+    import importlib.util
+    import pickle
+    ann_file = tmp_path / '.pkl'
+    with open(ann_file, 'wb') as f:
+        pickle.dump(Payload(f'open({marker!r}, "w").write("ran")'), f)
+    config = tmp_path / 'stock.py'
+    config.write_text(
+        f"_base_ = [{osp.join(ROOT, 'configs', 'demo', 'an.py')!r}]\n"
+        "train_dataloader = dict(dataset=dict(_delete_=True, "
+        f"type='MultiLabelDataset', ann_file={str(ann_file)!r}, "
+        "pipeline=[dict(type='PackInputs')]))\n")
+    path = osp.join(ROOT, 'tools', *tool.split('/')) + '.py'
+    monkeypatch.syspath_prepend(osp.dirname(path))  # the tool's imports
+    spec = importlib.util.spec_from_file_location(
+        'mmlml_tool_' + tool.replace('/', '_'), path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    arguments = [a.format(tmp=tmp_path) for a in DATASET_TOOLS[tool]]
+    with pytest.raises(ValueError, match=r"\.pkl' is a pickle file") as info:
+        module.main([str(config)] + arguments)
+    assert 'train_dataloader.dataset.ann_file' in str(info.value)
+    assert not osp.exists(marker), 'the payload ran'

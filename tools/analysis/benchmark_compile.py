@@ -40,7 +40,8 @@ import time
 import torch
 
 import mmlml  # noqa: F401  (registers modules, applies fixes)
-from mmlml.cli import add_rounds_arguments, add_threads_argument, tool_parser
+from mmlml.cli import (add_rounds_arguments, add_threads_argument, load_config,
+                       tool_parser)
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
@@ -51,9 +52,8 @@ DEFAULT_CONFIG = osp.join(ROOT, 'configs', 'demo', 'hill.py')
 def build_runner(config, work_dir, backend, batch_size=None):
     """The Runner of ``config`` with ``compile`` on, without validation,
     checkpoints or logs to disk."""
-    from mmengine.config import Config
     from mmengine.runner import Runner
-    cfg = Config.fromfile(config)
+    cfg = load_config(config)
     cfg.work_dir = work_dir
     cfg.experiment_name = f'benchmark_compile_{id(cfg)}'
     cfg.compile = True if backend == 'inductor' else dict(backend=backend)

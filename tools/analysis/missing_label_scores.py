@@ -62,7 +62,6 @@ import os.path as osp
 
 import numpy as np
 import torch
-from mmengine.config import Config
 from mmengine.dataset import Compose
 from mmengine.registry import init_default_scope
 
@@ -70,7 +69,7 @@ import mmlml  # noqa: F401  (registers modules, applies fixes)
 from mmlml.analysis import missing_label_scores as mls
 from mmlml.apis import build_model, find_pipeline, predict_scores
 from mmlml.cli import (add_model_arguments, add_scoring_arguments,
-                       check_scoring_arguments, tool_parser)
+                       check_scoring_arguments, load_config, tool_parser)
 from mmlml.datasets import PartialLabelDataset, find_partial_label_dataset
 from mmlml.registry import DATASETS, HOOKS
 from mmlml.structures import LabelStore
@@ -246,9 +245,7 @@ def format_summary(summary: dict, name: str = '') -> str:
 
 def main(argv=None):
     args = parse_args(argv)
-    cfg = Config.fromfile(args.config)
-    if args.cfg_options is not None:
-        cfg.merge_from_dict(args.cfg_options)
+    cfg = load_config(args.config, args.cfg_options)
     init_default_scope(cfg.get('default_scope', 'mmpretrain'))
     device = args.device or ('cuda' if torch.cuda.is_available() else 'cpu')
 

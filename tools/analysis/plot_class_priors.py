@@ -32,7 +32,7 @@ from mmengine.config import Config
 from plot_missing_label_curves import find_scalars, read_scalars
 
 from mmlml.cli import (add_cfg_options_argument, add_force_argument,
-                       check_output, tool_parser)
+                       check_output, load_config, tool_parser)
 
 PREFIX = 'class_prior'
 
@@ -162,9 +162,7 @@ def write_csv(path, names, true, rates, epochs, table):
 
 def main(argv=None):
     args = parse_args(argv)
-    cfg = Config.fromfile(args.config)
-    if args.cfg_options:
-        cfg.merge_from_dict(args.cfg_options)
+    cfg = load_config(args.config, args.cfg_options)
     import mmlml  # noqa: F401  (registers the datasets)
     true, rates, names = training_priors(cfg)
     scalars = find_scalars(args.run, PREFIX, 'ClassPriorHook')

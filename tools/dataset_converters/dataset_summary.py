@@ -13,11 +13,10 @@ summarized with a warning that names the fix.
 """
 import sys
 
-from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
 import mmlml  # noqa: F401  (registers the datasets)
-from mmlml.cli import add_cfg_options_argument, tool_parser
+from mmlml.cli import add_cfg_options_argument, load_config, tool_parser
 from mmlml.datasets.custom_multi_label_dataset import NoKnownNegative
 from mmlml.datasets.summary import dataset_summary, format_summary
 from mmlml.registry import DATASETS
@@ -43,9 +42,7 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    cfg = Config.fromfile(args.config)
-    if args.cfg_options:
-        cfg.merge_from_dict(args.cfg_options)
+    cfg = load_config(args.config, args.cfg_options)
     init_default_scope(cfg.get('default_scope', 'mmpretrain'))
     loader = cfg.get(f'{args.split}_dataloader')
     if not loader:

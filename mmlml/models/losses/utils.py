@@ -336,10 +336,11 @@ def reduce_loss(loss: Tensor,
             (MMPretrain's heads pass the batch size: "sum over classes,
             mean over samples"). Ignored by ``'sum'``, so that the sum the
             official Hill/SPLC/ASL code uses works inside the stock head.
-            Must be >= 0 (a negative or NaN one is refused); 0 divides
-            like MMPretrain's ``weight_reduce_loss`` (the mean of a
-            non-zero sum over nothing overflows to inf) except that an
-            empty batch stays 0 (below).
+            Must be >= 0 with every reduction (a negative or NaN one is
+            refused); the sum is divided by it as MMPretrain's
+            ``weight_reduce_loss`` divides (no epsilon: 0 gives inf for a
+            non-zero sum, NaN for a zero one), except for an empty batch
+            (below).
 
     An empty batch (``N = 0``, e.g. a rank without samples) is legal: the
     sum is 0, and so is the mean over nothing (``avg_factor`` 0 or None),
@@ -347,6 +348,7 @@ def reduce_loss(loss: Tensor,
     part in the backward pass. (MMPretrain's losses return NaN there.)
     """
     check_reduction(reduction)
+    check_avg_factor(avg_factor)
     if weight is not None:
         weight = weight.to(loss)
         if weight.dim() == 1 and loss.dim() == 2:
@@ -371,8 +373,8 @@ def reduce_loss(loss: Tensor,
         return total
     if avg_factor is None:
         return total / max(loss.numel(), 1)
-    check_avg_factor(avg_factor)
-    tiny = torch.finfo(total.dtype).tiny
+    if not loss.numel():  # the empty batch: 0, whatever avg_factor
+        return total
     if isinstance(avg_factor, Tensor):
-        return total / avg_factor.to(total).clamp(min=tiny)
-    return total / max(avg_factor, tiny)
+        avg_factor = avg_factor.to(total)
+    return total / avg_factor
