@@ -23,11 +23,12 @@ Whoever can write the storage can therefore stop or spoil a sweep's
 results, but cannot make a worker run code that its checkout or its
 command did not name. Each refusal is a :class:`SweepError` of one line.
 """
+import ast
 import hashlib
 import numbers
 import os
 import os.path as osp
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, List, Optional
 
 from .search import EPOCHS_KEY, LR_KEY
 from .settings import REPO_ROOT, abs_path
@@ -50,10 +51,51 @@ class SweepError(ValueError):
     """A sweep that cannot be created, continued or read."""
 
 
+def config_files(path: str) -> List[str]:
+    """``path`` and the files of its ``_base_`` chain, depth first (read
+    as data: ``_base_`` must be a literal; a package's config,
+    ``pkg::path``, is left to the installed package)."""
+    files: List[str] = []
+
+    def visit(file: str) -> None:
+        file = osp.realpath(file)
+        if file in files:
+            return
+        files.append(file)
+        if not file.endswith('.py') or not osp.isfile(file):
+            return
+        with open(file, encoding='utf-8') as f:
+            try:
+                body = ast.parse(f.read()).body
+            except SyntaxError:
+                return  # the digest of its bytes; loading it says why
+        for node in body:
+            if isinstance(node, ast.Assign) and any(
+                    getattr(t, 'id', None) == '_base_' for t in node.targets):
+                try:
+                    bases = ast.literal_eval(node.value)
+                except ValueError:
+                    return
+                for base in [bases] if isinstance(bases, str) else bases:
+                    if isinstance(base, str) and '::' not in base:
+                        visit(osp.join(osp.dirname(file), base))
+
+    visit(path)
+    return files
+
+
 def config_digest(path: str) -> str:
-    """The SHA-256 digest of a config file's bytes."""
-    with open(path, 'rb') as f:
-        return hashlib.sha256(f.read()).hexdigest()
+    """The SHA-256 digest of a config and every file of its ``_base_``
+    chain (:func:`config_files`): a method config that is a child of the
+    user's config changes when that config does."""
+    digest = hashlib.sha256()
+    for file in config_files(path):
+        digest.update(osp.basename(file).encode() + b'\0')
+        if osp.isfile(file):
+            with open(file, 'rb') as f:
+                digest.update(f.read())
+        digest.update(b'\0')
+    return digest.hexdigest()
 
 
 def trainer_path() -> str:
@@ -112,7 +154,8 @@ def check_definition(definition: dict, where: str,
                              'machine (check out the same configs)')
         if config_digest(path) != digests.get(config):
             raise SweepError(
-                f'{where}: config {config!r} changed since the sweep was '
+                f'{where}: config {config!r} (or a file of its _base_ chain) '
+                'changed since the sweep was '
                 f'defined (digest {str(digests.get(config))[:12]}, now '
                 f'{config_digest(path)[:12]}): restore it or name a new '
                 '--study')

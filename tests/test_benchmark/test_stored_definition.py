@@ -105,9 +105,7 @@ def test_a_config_changed_since_the_definition_is_refused(tmp_path):
      (dict(prune=dict(type='Evil')), '`prune`'),
      (dict(gpus_per_trial='8; rm'), '`gpus_per_trial`'),
      (dict(threads=0), '`threads`')],
-    ids=[
-        'digests', 'custom-imports', 'domain', 'prune', 'gpus', 'threads'
-    ])
+    ids=['digests', 'custom-imports', 'domain', 'prune', 'gpus', 'threads'])
 def test_stored_fields_are_checked_as_data(tmp_path, changes, message):
     sweep = _one_run(tmp_path)
     _tamper(sweep, **changes)
@@ -231,3 +229,18 @@ def test_join_never_writes_over_a_config_of_the_sweep(tmp_path, monkeypatch):
             str(stored), '--force'
         ])
     assert stored.read_text() == before
+
+
+def test_a_base_changed_since_the_definition_is_refused(tmp_path):
+    """A method config of tools/select_method.py is a child of the user's
+    config: editing that base after the definition changes what the runs
+    train, so it counts as a change of the config."""
+    user = tmp_path / 'user.py'
+    user.write_text(f'_base_ = [{osp.join(ROOT, AN)!r}]\n')
+    child = tmp_path / 'configs' / 'hill.py'
+    child.parent.mkdir()
+    child.write_text("_base_ = ['../user.py']\n")
+    sweep = _one_run(tmp_path, configs=(str(child), ))
+    user.write_text(user.read_text() + 'train_cfg = dict(max_epochs=99)\n')
+    with pytest.raises(SweepError, match=r'_base_ chain\) changed since'):
+        Sweep(sweep.spec, 's', trusted=[str(child)]).definition
