@@ -52,9 +52,7 @@ from mmlml.models.losses import LOSS_CATALOG
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 sys.path.insert(0, osp.join(ROOT, 'tools', 'analysis'))
-from benchmark_losses import (catalog_loss, paired_times,  # noqa: E402
-                              settle_allocator, single_positive_batch,
-                              synchronize)
+import benchmark_losses as timing  # noqa: E402
 
 #: Largest relative error of a loss under autocast against fp32, per
 #: dtype: on the loss value and on the gradient (norm of the difference
@@ -111,8 +109,10 @@ SIZES = {
 }
 #: Why a step is left out of a dry run.
 DRY_SKIPS = {
-    'float16': 'fp16 autocast is a GPU check (the dry run checks bf16)',
-    'amp_wrapper': "AmpOptimWrapper needs a GPU: the dry run trains with "
+    'float16':
+    'fp16 autocast is a GPU check (the dry run checks bf16)',
+    'amp_wrapper':
+    "AmpOptimWrapper needs a GPU: the dry run trains with "
     "'OptimWrapper'",
 }
 
@@ -140,8 +140,7 @@ class Report:
     def write(self, path, title):
         if path.endswith('.json'):
             with open(path, 'w') as f:
-                json.dump(dict(title=title, results=self.results), f,
-                          indent=1)
+                json.dump(dict(title=title, results=self.results), f, indent=1)
             return
         with open(path, 'w') as f:
             f.write(f'# {title}\n\n```text\n' + '\n'.join(self.lines) +
@@ -159,7 +158,7 @@ def loss_and_gradient(name, features, weight, target, dtype):
     with ``dtype``, or in fp32 for None) and its gradient on ``weight``;
     the loss's per-sample state is that of the fp32 logits."""
     weight = weight.detach().requires_grad_(True)
-    loss, state = catalog_loss(name, (features @ weight).detach())
+    loss, state = timing.catalog_loss(name, (features @ weight).detach())
     with torch.autocast(
             features.device.type,
             dtype=getattr(torch, dtype or 'float32'),
@@ -178,11 +177,11 @@ def check_losses(report, sizes):
     features = torch.randn(num, sizes['features'], generator=gen).to(device)
     weight = (torch.randn(sizes['features'], classes, generator=gen) /
               sizes['features']**0.5).to(device)
-    _, target = single_positive_batch(num, classes, device)
+    _, target = timing.single_positive_batch(num, classes, device)
     report.say(f'\n[losses] {len(LOSS_CATALOG)} catalog losses, N={num}, '
-               f'C={classes}, {device}; relative tolerance '
-               + ', '.join(f'{d} {RELATIVE_TOLERANCE[d]:g}'
-                           for d in ('float16', 'bfloat16')))
+               f'C={classes}, {device}; relative tolerance ' +
+               ', '.join(f'{d} {RELATIVE_TOLERANCE[d]:g}'
+                         for d in ('float16', 'bfloat16')))
     for dtype in ('float16', 'bfloat16'):
         if dtype not in sizes['dtypes']:
             report.result('losses', dtype, None, DRY_SKIPS[dtype])
@@ -197,8 +196,8 @@ def check_losses(report, sizes):
             error = max(
                 relative_error(value, value32), relative_error(grad, grad32))
             short = {'float16': 'fp16', 'bfloat16': 'bf16'}[dtype]
-            parts.append(f'{short} rel. error {error:.2e}'
-                         + ('' if finite else ' (not finite)'))
+            parts.append(f'{short} rel. error {error:.2e}' +
+                         ('' if finite else ' (not finite)'))
             ok &= finite and error <= RELATIVE_TOLERANCE[dtype]
         report.result('losses', name, ok, ', '.join(parts))
 
@@ -215,8 +214,10 @@ def train_command(sizes, work_dir, launcher=None, *cfg_options):
         'default_hooks.checkpoint.interval=1000', *cfg_options
     ]
     if launcher == 'pytorch':
-        return ['bash', osp.join(ROOT, 'tools', 'dist_train.sh'), args[0], '1'
-                ] + args[1:]
+        return [
+            'bash',
+            osp.join(ROOT, 'tools', 'dist_train.sh'), args[0], '1'
+        ] + args[1:]
     return [sys.executable, osp.join(ROOT, 'tools', 'train.py')] + args
 
 
@@ -271,7 +272,9 @@ def check_trainings(report, sizes):
                      train_command(sizes, osp.join(tmp, 'amp'), None, *amp))
         backend = sizes['compile_backend']
         run_training(
-            report, 'compile', f'compile ({backend})',
+            report,
+            'compile',
+            f'compile ({backend})',
             train_command(sizes, osp.join(tmp, 'compile'), None,
                           f'compile.backend={backend}'),
             needles=('Model has been "compiled"', ))
@@ -306,8 +309,8 @@ class ResNetClassifier(torch.nn.Module):
     def __init__(self, depth, classes):
         from mmpretrain.registry import MODELS as MMPRETRAIN_MODELS
         super().__init__()
-        self.backbone = MMPRETRAIN_MODELS.build(dict(type='ResNet',
-                                                     depth=depth))
+        self.backbone = MMPRETRAIN_MODELS.build(
+            dict(type='ResNet', depth=depth))
         self.neck = MMPRETRAIN_MODELS.build(dict(type='GlobalAveragePooling'))
         self.fc = torch.nn.Linear(2048 if depth >= 50 else 512, classes)
 
@@ -333,27 +336,33 @@ def check_resnet(report, sizes):
     net, optimizer = resnet(sizes)
     images = torch.randn(batch, 3, sizes['image'], sizes['image']).to(
         device, memory_format=torch.channels_last)
-    logits, target = single_positive_batch(batch, sizes['classes'], device)
+    logits, target = timing.single_positive_batch(batch, sizes['classes'],
+                                                  device)
     bce = MMPRETRAIN_MODELS.build(
         dict(type='CrossEntropyLoss', use_sigmoid=True))
-    reference = ResNetIteration(
-        net, optimizer, images, lambda x: bce(x, target, avg_factor=batch))
+    reference = ResNetIteration(net, optimizer, images,
+                                lambda x: bce(x, target, avg_factor=batch))
     report.say(f'\n[resnet] ResNet-{sizes["depth"]}, {sizes["image"]} px, '
-               f'batch {batch}, {sizes["classes"]} classes, channels-last, '
+               f'batch {batch}, {sizes["classes"]} classes, fp32, '
+               f'channels-last, '
                f'{device}, forward + backward + SGD step, medians of '
-               f'{sizes["pairs"]} pairs; goal: ratio <= {RATIO_GOAL:g}'
-               + ('' if sizes['ratio_goal'] else
-                  ' (not judged at toy size: the ratio must be finite)'))
-    settle_allocator(device)
+               f'{sizes["pairs"]} pairs; goal: ratio <= {RATIO_GOAL:g}' +
+               ('' if sizes['ratio_goal'] else
+                ' (not judged at toy size: the ratio must be finite)'))
+    timing.settle_allocator(device)
     for name in LOSS_CATALOG:
-        loss, state = catalog_loss(name, logits)
+        loss, state = timing.catalog_loss(name, logits)
         iteration = ResNetIteration(
-            net, optimizer, images, lambda x, loss=loss, state=state: loss(
+            net,
+            optimizer,
+            images,
+            lambda x, loss=loss, state=state: loss(
                 x, target, avg_factor=batch, **state))
-        bce_s, loss_s, ratio = paired_times(reference, iteration,
-                                            sizes['pairs'], sizes['warmup'],
-                                            sizes['min_time'], device)
-        synchronize(device)
+        bce_s, loss_s, ratio = timing.paired_times(reference, iteration,
+                                                   sizes['pairs'],
+                                                   sizes['warmup'],
+                                                   sizes['min_time'], device)
+        timing.synchronize(device)
         report.result(
             'resnet',
             name,
@@ -394,8 +403,9 @@ def main(argv=None):
         sys.exit('gpu_check: no CUDA device on this machine; run it where '
                  'one is, or pass --dry-run for the toy-size CPU run')
     sizes = SIZES['dry' if args.dry_run else 'gpu']
-    device = (torch.cuda.get_device_name()
-              if sizes['device'] == 'cuda' else 'cpu (dry run)')
+    device = (
+        torch.cuda.get_device_name()
+        if sizes['device'] == 'cuda' else 'cpu (dry run)')
     title = (f'GPU check: {device}, torch {torch.__version__}, '
              f'{time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}')
     report = Report()
@@ -409,9 +419,9 @@ def main(argv=None):
     }
     report.say(f'\nsummary: {counts["PASS"]} passed, {counts["FAIL"]} '
                f'failed, {counts["SKIP"]} skipped in '
-               f'{time.perf_counter() - start:.0f} s'
-               + ''.join(f'\nFAIL {r["step"]} {r["name"]}'
-                         for r in report.failed))
+               f'{time.perf_counter() - start:.0f} s' +
+               ''.join(f'\nFAIL {r["step"]} {r["name"]}'
+                       for r in report.failed))
     if args.out:
         report.write(args.out, title)
     return 1 if report.failed else 0

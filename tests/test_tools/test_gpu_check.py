@@ -28,9 +28,8 @@ def test_dry_run_passes_and_names_every_loss(tmp_path):
     lines = run.stdout.splitlines()
     for name in LOSS_CATALOG:
         for step in ('losses', 'resnet'):
-            assert any(
-                line.split()[:3] == [step, name, 'PASS'] for line in lines), (
-                    step, name)
+            assert any(line.split()[:3] == [step, name, 'PASS']
+                       for line in lines), (step, name)
     for step in ('amp', 'compile', 'dist'):
         assert any(
             line.startswith(step) and ' PASS ' in line for line in lines)
