@@ -40,6 +40,7 @@ import math
 import os
 import os.path as osp
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -64,6 +65,8 @@ RELATIVE_TOLERANCE = {'float16': 1e-2, 'bfloat16': 3e-2}
 #: toy size on a shared CPU the loss is a large share of the iteration and
 #: the times are noise, so there the ratio only has to be finite).
 RATIO_GOAL = 1.01
+#: Seconds a training may take before it fails (a hung process group).
+TRAINING_TIMEOUT = 300
 #: The demo config the trainings run.
 DEMO_CONFIG = osp.join(ROOT, 'configs', 'demo', 'an.py')
 
@@ -235,21 +238,42 @@ def run_training(report, step, name, command, needles=()):
     env['PATH'] = osp.dirname(sys.executable) + os.pathsep + env['PATH']
     env['PYTHONPATH'] = os.pathsep.join([ROOT, env.get('PYTHONPATH', '')])
     start = time.perf_counter()
-    out = subprocess.run(
-        command, capture_output=True, text=True, env=env, cwd=ROOT)
+    # The log goes to a file, not a pipe, and a training past its time is
+    # stopped with SIGTERM (torchrun passes it on to its workers, which
+    # run in sessions of their own), then SIGKILL.
+    with tempfile.TemporaryFile('w+') as output:
+        process = subprocess.Popen(
+            command,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            start_new_session=True)
+        try:
+            returncode = process.wait(timeout=TRAINING_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+            returncode = f'stopped after {TRAINING_TIMEOUT} s'
+        output.seek(0)
+        log = output.read()
     seconds = time.perf_counter() - start
-    log = out.stdout + out.stderr
     losses = [float(v) for v in re.findall(r'\bloss: (\S+)', log)]
     finite = bool(losses) and all(math.isfinite(v) for v in losses)
     missing = [n for n in needles if n not in log]
-    ok = out.returncode == 0 and finite and not missing
+    ok = returncode == 0 and finite and not missing
     line = (f'{len(losses)} losses logged, last '
             f'{losses[-1] if losses else "-"}, '
             f'{"all finite" if finite else "NOT all finite"}, '
             f'{seconds:.0f} s')
-    if out.returncode:
+    if returncode:
         tail = log.strip().splitlines()[-1:] or ['']
-        line += f'; exit {out.returncode}: {tail[0][:200]}'
+        line += f'; exit {returncode}: {tail[0][:200]}'
     if missing:
         line += f'; log lacks {missing}'
     report.result(step, name, ok, line, losses=losses[-5:], seconds=seconds)
