@@ -43,10 +43,6 @@ from typing import Optional
 
 from mmengine.config import Config
 
-# This checkout's mmlml, whichever checkout is installed: its presets,
-# configs and workers are the ones beside this file.
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
-
 from mmlml.benchmark import docs_check
 from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
                                  add_worker_arguments, pruning, run_workers,
@@ -56,7 +52,7 @@ from mmlml.benchmark.record import (check_ledger, definition_from_ledger,
 from mmlml.benchmark.report import report, report_args, write_reports
 from mmlml.benchmark.settings import IMPOSED_SETTINGS, MODES
 from mmlml.benchmark.sweep import Sweep, abs_path, repo_path
-from mmlml.cli import check_output, tool_parser
+from mmlml.cli import check_checkout, check_output, tool_parser
 from mmlml.utils.optuna_storage import storage_path
 
 TOOLS = osp.dirname(osp.abspath(__file__))
@@ -380,6 +376,7 @@ def main(argv=None):
     record, ledger or storage) raises ``FileExistsError`` or ``ValueError``
     naming it; run as a script, that is one line."""
     args = parse_args(argv)
+    check_checkout(__file__)  # its configs/ and tools/demo.py
     if args.check_docs:
         problems = docs_check.check_docs(ROOT)
         for problem in problems:

@@ -48,10 +48,6 @@ import sys
 
 from mmengine.config import Config
 
-# This checkout's mmlml, whichever checkout is installed: its presets,
-# configs and workers are the ones beside this file.
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
-
 from mmlml.benchmark import method_selection as selection
 from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
                                  add_worker_arguments, pruning, run_workers,
@@ -61,7 +57,8 @@ from mmlml.benchmark.method_ranking import (chosen_point, point_text, rank,
 from mmlml.benchmark.method_selection import SelectionError
 from mmlml.benchmark.record import export
 from mmlml.benchmark.sweep import Sweep, SweepError, repo_path
-from mmlml.cli import check_output, config_input_files, tool_parser
+from mmlml.cli import (check_checkout, check_output, config_input_files,
+                       tool_parser)
 from mmlml.smoke_config import smoke_config
 from mmlml.utils.optuna_storage import storage_path
 
@@ -288,8 +285,8 @@ def run(args) -> dict:
     # --out is never one of the inputs: the config, the files it names,
     # the storage, the method configs the sweep runs (even with --force).
     check_output(
-        args.out, [args.config, storage_path(args.storage)] +
-        config_input_files(user) +
+        args.out,
+        [args.config, storage_path(args.storage)] + config_input_files(user) +
         [osp.join(args.work_dir, 'configs', f'{m}.py') for m in args.methods],
         force=True)
     _make_work_dir(args)
@@ -362,6 +359,7 @@ def _write_best(args, cfgs: dict, ranked: list) -> dict:
 def main(argv=None):
     args = parse_args(argv)
     try:
+        check_checkout(__file__)  # the presets of its configs/
         return run(args)
     except (ValueError, OSError) as error:  # incl. Method/Selection/
         # Sweep/Storage errors, an existing output, a work dir that cannot

@@ -21,7 +21,7 @@ from .model_options import (CHECKPOINT_SOURCES, add_checkpoint_argument,
 from .output_files import (add_force_argument, check_config_output,
                            check_output, config_input_files)
 from .timing_options import add_rounds_arguments, add_threads_argument
-from .tool_parser import tool_parser
+from .tool_parser import check_checkout, tool_parser
 
 __all__ = [
     'add_cfg_options_argument', 'load_config', 'set_work_dir',
@@ -30,5 +30,6 @@ __all__ = [
     'add_force_argument', 'check_output', 'config_input_files',
     'check_config_output', 'CHECKPOINT_SOURCES', 'add_checkpoint_argument',
     'add_model_arguments', 'add_scoring_arguments', 'check_scoring_arguments',
-    'add_rounds_arguments', 'add_threads_argument', 'tool_parser'
+    'add_rounds_arguments', 'add_threads_argument', 'tool_parser',
+    'check_checkout'
 ]

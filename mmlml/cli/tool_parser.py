@@ -1,8 +1,9 @@
 """The argument parser of a tool, described by the tool's own docstring."""
 import argparse
+import os.path as osp
 import re
 
-__all__ = ['tool_parser']
+__all__ = ['tool_parser', 'check_checkout']
 
 
 def tool_parser(doc: str, **kwargs) -> argparse.ArgumentParser:
@@ -26,3 +27,23 @@ def tool_parser(doc: str, **kwargs) -> argparse.ArgumentParser:
     description = ' '.join(first.replace('``', '').split())
     return argparse.ArgumentParser(
         description=re.sub(r'::$', '.', description), **kwargs)
+
+
+def check_checkout(tool_file: str) -> None:
+    """Refuse a tool that lies in another checkout than the mmlml it
+    imports (a second clone run with the first one installed): the tools
+    that read the checkout's configs, presets and trainer would read the
+    installed checkout's, beside another version of their code.
+
+    Raises:
+        ValueError: naming both checkouts and the fix.
+    """
+    import mmlml
+    tool = osp.dirname(osp.dirname(osp.realpath(tool_file)))
+    package = osp.dirname(osp.dirname(osp.realpath(mmlml.__file__)))
+    if tool != package:
+        raise ValueError(
+            f'this tool lies in the checkout {tool}, but mmlml is imported '
+            f'from the checkout {package}: run {package}/tools/'
+            f'{osp.basename(tool_file)}, or make {tool} the one imported '
+            f'(pip install -e {tool}, or PYTHONPATH={tool})')

@@ -563,25 +563,29 @@ def test_no_output_over_an_input(tmp_path, user_config):
     assert open(user_config).read() == before
 
 
-def test_a_checkout_runs_its_own_presets(tmp_path):
-    """The tool of another checkout than the installed one uses that
-    checkout's mmlml: a preset only that checkout has is found, and the
-    method configs name the configs under the working directory."""
+def test_a_tool_of_another_checkout_is_refused(tmp_path):
+    """The tool of another checkout than the installed one would read the
+    installed checkout's presets beside another version of its code: one
+    line naming both checkouts and the fix, nothing written."""
     other = tmp_path / 'other'
     ignore = shutil.ignore_patterns('__pycache__', '*.pyc')
     for folder in ('mmlml', 'tools', 'configs'):
         shutil.copytree(osp.join(ROOT, folder), other / folder, ignore=ignore)
-    shutil.copy(other / 'configs/demo/hill.py',
-                other / 'configs/demo/only_here.py')
     env = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}
-    result = subprocess.run([
-        sys.executable, 'tools/select_method.py', 'configs/demo/an.py',
-        '--methods', 'only_here', '--workers', '0', '--work-dir', 'wd'
-    ],
-                            cwd=other,
-                            env=env,
-                            capture_output=True,
-                            text=True)
-    assert 'only_here not finished yet' in result.stderr, result.stderr
-    text = (other / 'wd/configs/only_here.py').read_text()
-    assert "_base_ = ['../../configs/demo/an.py']" in text
+    env['PYTHONPATH'] = ROOT  # the tested checkout is the imported one
+    for tool in ('select_method', 'benchmark'):
+        result = subprocess.run([
+            sys.executable, f'tools/{tool}.py', 'configs/demo/an.py',
+            '--workers', '0', '--work-dir', 'wd'
+        ],
+                                cwd=other,
+                                env=env,
+                                capture_output=True,
+                                text=True)
+        assert result.returncode == 1
+        line, = result.stderr.strip().splitlines()[-1:]
+        assert line.startswith(f'[{tool}] this tool lies in the checkout '
+                               f'{other}, but mmlml is imported from the '
+                               f'checkout {osp.realpath(ROOT)}: run ')
+        assert f'pip install -e {other}' in line
+    assert not (other / 'wd').exists()
