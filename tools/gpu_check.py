@@ -35,6 +35,7 @@ the tests run it::
 
     python tools/gpu_check.py --dry-run
 """
+import importlib.util
 import json
 import math
 import os
@@ -52,8 +53,19 @@ from mmlml.cli import tool_parser
 from mmlml.models.losses import LOSS_CATALOG
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
-sys.path.insert(0, osp.join(ROOT, 'tools', 'analysis'))
-import benchmark_losses as timing  # noqa: E402
+
+
+def _load_timing():
+    """``tools/analysis/benchmark_losses.py``, whose timing helpers this
+    tool shares (a script beside this one, not a module of the package)."""
+    path = osp.join(ROOT, 'tools', 'analysis', 'benchmark_losses.py')
+    spec = importlib.util.spec_from_file_location('benchmark_losses', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+timing = _load_timing()
 
 #: Largest relative error of a loss under autocast against fp32, per
 #: dtype: on the loss value and on the gradient (norm of the difference

@@ -86,7 +86,12 @@ def _start_mid_run(tmp_path):
 @pytest.mark.slow
 def test_a_killed_worker_fails_the_sweep_and_takes_its_run_along(tmp_path):
     tool, worker = _start_mid_run(tmp_path)
-    trainer, = _children(worker)
+    for _ in range(80):  # its run is marked running before it starts
+        children = _children(worker)
+        if children:
+            break
+        time.sleep(0.25)
+    trainer, = children
     os.kill(worker, signal.SIGKILL)
     _, err = tool.communicate(timeout=120)
     assert tool.returncode != 0
