@@ -1,6 +1,6 @@
 """Base of the hooks that keep per-sample label state in a label store."""
 import logging
-from typing import Optional, Tuple
+from typing import Optional, Tuple, TypeVar
 
 import torch
 from mmengine.hooks import Hook
@@ -15,6 +15,8 @@ from mmlml.structures.label_store import CHECKPOINT_KEY
 from .utils import training_set_and_head
 
 __all__ = ['LabelStoreHook']
+
+T = TypeVar('T')
 
 
 class LabelStoreHook(Hook):
@@ -46,14 +48,49 @@ class LabelStoreHook(Hook):
     needs_epochs = True
 
     def __init__(self):
-        self.store: Optional[LabelStore] = None
-        self.dataset: Optional[PartialLabelDataset] = None
-        self.head: Optional[LabelStateMixin] = None
+        self._store: Optional[LabelStore] = None
+        self._dataset: Optional[PartialLabelDataset] = None
+        self._head: Optional[LabelStateMixin] = None
         self._loaded_state: Optional[dict] = None
 
     @property
     def name(self) -> str:
         return type(self).__name__
+
+    def _found(self, value: Optional[T], what: str) -> T:
+        """``value``, which :meth:`before_train` finds, or a clear error
+        when the hook is used before training starts."""
+        if value is None:
+            raise RuntimeError(f'{self.name} has no {what} yet: it finds it '
+                               'when training starts (before_train).')
+        return value
+
+    @property
+    def store(self) -> LabelStore:
+        """The label store attached to the head."""
+        return self._found(self._store, 'label store')
+
+    @store.setter
+    def store(self, store: LabelStore) -> None:
+        self._store = store
+
+    @property
+    def dataset(self) -> PartialLabelDataset:
+        """The training set."""
+        return self._found(self._dataset, 'training set')
+
+    @dataset.setter
+    def dataset(self, dataset: PartialLabelDataset) -> None:
+        self._dataset = dataset
+
+    @property
+    def head(self) -> LabelStateMixin:
+        """The model's head, which hands the loss its inputs."""
+        return self._found(self._head, 'head')
+
+    @head.setter
+    def head(self, head: LabelStateMixin) -> None:
+        self._head = head
 
     def before_train(self, runner) -> None:
         """Find the dataset and the head, check the loss, attach the store
@@ -106,8 +143,8 @@ class LabelStoreHook(Hook):
                 f'{self.name}: the resumed checkpoint holds no label store; '
                 'training continues from the initial labels.', 'current',
                 logging.WARNING)
-        elif self.store is not None:
-            self.store.load_state_dict(state)
+        elif self._store is not None:
+            self._store.load_state_dict(state)
         else:
             self._loaded_state = state
 
@@ -118,8 +155,8 @@ class LabelStoreHook(Hook):
             runner (Runner): The runner of the training process.
             checkpoint (dict): The checkpoint to save.
         """
-        if self.store is not None:
-            checkpoint[CHECKPOINT_KEY] = self.store.state_dict()
+        if self._store is not None:
+            checkpoint[CHECKPOINT_KEY] = self._store.state_dict()
 
     def last_loss_inputs(self) -> LossInputs:
         """The indices, logits and target of this iteration's training
