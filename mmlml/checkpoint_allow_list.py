@@ -204,6 +204,6 @@ def checkpoint_globals() -> Iterator[None]:
     finally:
         with _GLOBALS_LOCK:
             _globals_depth -= 1
-            if _globals_depth == 0:
+            if _globals_depth == 0 and _globals_context is not None:
                 _globals_context.close()
                 _globals_context = None

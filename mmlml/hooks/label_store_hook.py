@@ -1,6 +1,6 @@
 """Base of the hooks that keep per-sample label state in a label store."""
 import logging
-from typing import Optional, Tuple, TypeVar
+from typing import Optional, Tuple
 
 import torch
 from mmengine.hooks import Hook
@@ -12,11 +12,9 @@ from mmlml.datasets import PartialLabelDataset
 from mmlml.models.heads import LabelStateMixin, LossInputs
 from mmlml.structures import LabelStore, sample_indices
 from mmlml.structures.label_store import CHECKPOINT_KEY
-from .utils import training_set_and_head
+from .utils import found_before_train, training_set_and_head
 
 __all__ = ['LabelStoreHook']
-
-T = TypeVar('T')
 
 
 class LabelStoreHook(Hook):
@@ -57,18 +55,10 @@ class LabelStoreHook(Hook):
     def name(self) -> str:
         return type(self).__name__
 
-    def _found(self, value: Optional[T], what: str) -> T:
-        """``value``, which :meth:`before_train` finds, or a clear error
-        when the hook is used before training starts."""
-        if value is None:
-            raise RuntimeError(f'{self.name} has no {what} yet: it finds it '
-                               'when training starts (before_train).')
-        return value
-
     @property
     def store(self) -> LabelStore:
         """The label store attached to the head."""
-        return self._found(self._store, 'label store')
+        return found_before_train(self._store, self.name, 'label store')
 
     @store.setter
     def store(self, store: LabelStore) -> None:
@@ -77,7 +67,7 @@ class LabelStoreHook(Hook):
     @property
     def dataset(self) -> PartialLabelDataset:
         """The training set."""
-        return self._found(self._dataset, 'training set')
+        return found_before_train(self._dataset, self.name, 'training set')
 
     @dataset.setter
     def dataset(self, dataset: PartialLabelDataset) -> None:
@@ -86,7 +76,7 @@ class LabelStoreHook(Hook):
     @property
     def head(self) -> LabelStateMixin:
         """The model's head, which hands the loss its inputs."""
-        return self._found(self._head, 'head')
+        return found_before_train(self._head, self.name, 'head')
 
     @head.setter
     def head(self, head: LabelStateMixin) -> None:
