@@ -154,14 +154,14 @@ def _full_precision(cfg: Config) -> None:
 def _shrink_images(cfg: Config, image_size: int) -> None:
 
     def visit(node):
-        key = SIZE_ARGS.get(_type_name(node))
+        key = SIZE_ARGS.get(_type_name(node) or '')
         value = node.get(key) if key else None
         if isinstance(value, (list, tuple)):
             node[key] = (image_size, image_size)
         elif isinstance(value, numbers.Number):
             node[key] = image_size
         shape = node.get('shape') if _type_name(node) == 'Cutout' else None
-        if isinstance(shape, numbers.Number):
+        if isinstance(shape, numbers.Real):
             node['shape'] = min(shape, max(1, image_size // 2))
         elif isinstance(shape, (list, tuple)):
             node['shape'] = tuple(

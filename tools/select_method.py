@@ -289,8 +289,8 @@ def run(args) -> dict:
     # --out is never one of the inputs: the config, the files it names,
     # the storage, the method configs the sweep runs (even with --force).
     check_output(
-        args.out, [args.config, storage_path(args.storage)] +
-        config_input_files(user) +
+        args.out,
+        [args.config, storage_path(args.storage)] + config_input_files(user) +
         [osp.join(args.work_dir, 'configs', f'{m}.py') for m in args.methods],
         force=True)
     _make_work_dir(args)

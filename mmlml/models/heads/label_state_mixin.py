@@ -1,5 +1,5 @@
 """What a multi-label head needs to hand per-sample state to its loss."""
-from typing import (TYPE_CHECKING, Dict, Iterator, List, NamedTuple, Optional)
+from typing import TYPE_CHECKING, Dict, Iterator, List, NamedTuple, Optional
 
 import torch
 import torch.nn as nn
@@ -10,7 +10,7 @@ from mmlml.models.losses.stock_losses import (check_stock_loss_target,
                                               stock_loss_name)
 from mmlml.registry import MODELS
 from mmlml.structures import LabelStore, sample_indices
-from mmlml.utils.hyperparameters import (Hyperparameter, Typed, check_settings)
+from mmlml.utils.hyperparameters import Hyperparameter, Typed, check_settings
 
 __all__ = ['LabelStateMixin', 'LossInputs']
 
