@@ -528,12 +528,8 @@ class Sweep:
 def first_seed_point(sweep: Sweep, group: Group, seed: int) -> dict:
     """The record of the first stage's run that a second stage's run of
     ``seed`` uses: the first stage's chosen point at that seed."""
-    # (second stages only: their first_stage is set)
-    first = Group(
-        group.mode,
-        group.setting,
-        group.first_stage,  # type: ignore[arg-type]
-        None)
+    first_stage: str = group.first_stage  # type: ignore[assignment]
+    first = Group(group.mode, group.setting, first_stage, None)
     current = sweep.plan(first)
     if not current.done:
         raise SweepError(f'{group.config}: its first stage '
