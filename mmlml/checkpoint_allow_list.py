@@ -13,7 +13,7 @@ import functools
 import importlib
 import pickle
 import threading
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import torch
 
@@ -119,7 +119,7 @@ def _numpy_globals() -> List[tuple]:
 
 
 @functools.lru_cache(maxsize=1)
-def safe_globals() -> Tuple[tuple, ...]:
+def safe_globals() -> Tuple[Tuple[Any, str], ...]:
     """The entries of :func:`checkpoint_safe_globals`, as a tuple made once
     (do not modify the objects it holds)."""
     entries = [(owner, path) for path, owner in _owners().items()]
@@ -194,7 +194,8 @@ def checkpoint_globals() -> Iterator[None]:
     with _GLOBALS_LOCK:
         if _globals_depth == 0:
             present = set(torch.serialization.get_safe_globals())
-            added = [g for g in safe_globals() if g not in present]
+            # (owner, name) pairs: torch types the owners as callables
+            added: List[Any] = [g for g in safe_globals() if g not in present]
             stack = contextlib.ExitStack()
             stack.enter_context(torch.serialization.safe_globals(added))
             _globals_context = stack
@@ -204,6 +205,6 @@ def checkpoint_globals() -> Iterator[None]:
     finally:
         with _GLOBALS_LOCK:
             _globals_depth -= 1
-            if _globals_depth == 0:
+            if _globals_depth == 0 and _globals_context is not None:
                 _globals_context.close()
                 _globals_context = None

@@ -406,6 +406,6 @@ def install() -> bool:
         with checkpoint_globals(), _refused(filename):
             return load_checkpoint(cls, filename, map_location, logger)
 
-    safe_load_checkpoint._mmlml_safe = True
+    setattr(safe_load_checkpoint, '_mmlml_safe', True)
     loader_cls.load_checkpoint = classmethod(safe_load_checkpoint)
     return True

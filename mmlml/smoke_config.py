@@ -90,7 +90,7 @@ def _scale_component(cfg: dict, registry, factor: float, epochs: int) -> None:
     for key in EPOCH_START_ARGS:
         value = cfg.get(key, defaults.get(key))
         if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-            scaled = scale_epoch_start(value, factor, epochs)
+            scaled = scale_epoch_start(int(value), factor, epochs)
             if key in cfg or scaled != value:
                 cfg[key] = scaled
     for key in EPOCH_COUNT_ARGS:
@@ -154,14 +154,14 @@ def _full_precision(cfg: Config) -> None:
 def _shrink_images(cfg: Config, image_size: int) -> None:
 
     def visit(node):
-        key = SIZE_ARGS.get(_type_name(node))
+        key = SIZE_ARGS.get(_type_name(node) or '')
         value = node.get(key) if key else None
         if isinstance(value, (list, tuple)):
             node[key] = (image_size, image_size)
         elif isinstance(value, numbers.Number):
             node[key] = image_size
         shape = node.get('shape') if _type_name(node) == 'Cutout' else None
-        if isinstance(shape, numbers.Number):
+        if isinstance(shape, numbers.Real):
             node['shape'] = min(shape, max(1, image_size // 2))
         elif isinstance(shape, (list, tuple)):
             node['shape'] = tuple(
@@ -189,7 +189,7 @@ def _scheduler_horizon(schedulers, max_epochs: int) -> float:
     for sched in schedulers:
         end = sched.get('end')
         if sched.get('by_epoch', True) and isinstance(
-                end, numbers.Number) and math.isfinite(end):
+                end, numbers.Real) and math.isfinite(end):
             horizon = max(horizon, float(end))
     return horizon
 
@@ -211,10 +211,10 @@ def _scale_schedulers(cfg: Config, max_epochs: int, epochs: int) -> None:
         fractional = sched.get('convert_to_iter_based', False)
         for key in SCHEDULER_EPOCH_ARGS:
             value = sched.get(key)
-            if not isinstance(value, numbers.Number) or isinstance(
+            if not isinstance(value, numbers.Real) or isinstance(
                     value, bool) or not math.isfinite(value):
                 continue
-            scaled = value * factor
+            scaled = float(value) * factor
             if key == 'total_steps' or not fractional:
                 scaled = round(scaled) if key in ('begin', ) else max(
                     1, round(scaled))

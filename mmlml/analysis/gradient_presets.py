@@ -22,7 +22,8 @@ def _curve(label: str,
 # GR: ``alpha``'s huge sigmas make the weight v(p) = 1, as in the gradient
 # the GR paper plots (its Eq. 18 has no v); constant betas give k at the
 # first (w, b) = (0, -2) and the last (10, -8) epoch of its COCO setting.
-_GR_FLAT_V = dict(alpha=(0.5, 1e4, 0.5, 1e4), q2=0.01, q3=1.0, max_epochs=1)
+_GR_FLAT_V: Dict[str, Any] = dict(
+    alpha=(0.5, 1e4, 0.5, 1e4), q2=0.01, q3=1.0, max_epochs=1)
 
 #: The papers' gradient figures: title, description, curves (loss ``cfg``,
 #: ``label`` and kinds of ``targets``, None for the preset's) and, where

@@ -89,7 +89,7 @@ importable from here too.
 import copy
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -332,7 +332,7 @@ def state_note(loss: nn.Module, settings: EvalSettings) -> Optional[str]:
 
 
 def _layout(loss: nn.Module,
-            probs: Sequence[float],
+            probs: Union[Sequence[float], np.ndarray],
             target_value: int,
             settings: EvalSettings,
             context_shift: float = 0.0) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -390,7 +390,7 @@ def _evaluate(loss: nn.Module, x: torch.Tensor, t: torch.Tensor,
     with the representative state of a stateful loss."""
     loss = copy.deepcopy(loss)
     if settings.epoch is not None and is_epoch_dependent(loss):
-        loss.set_epoch(settings.epoch, settings.max_epochs)
+        getattr(loss, 'set_epoch')(settings.epoch, settings.max_epochs)
     with training_progress(settings.epoch, settings.max_epochs):
         return _sum_gradient(loss, x, t,
                              representative_state(loss, x, settings))
@@ -402,7 +402,7 @@ def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 def gradient_coupling(
         loss: nn.Module,
-        probs: Sequence[float],
+        probs: Union[Sequence[float], np.ndarray],
         target_value: int,
         settings: Optional[EvalSettings] = None) -> Dict[str, bool]:
     """Find out whether the gradient of a label depends on other labels.
@@ -443,7 +443,7 @@ def _batch_coupled(loss: nn.Module) -> ValueError:
 
 
 def loss_gradient(loss: nn.Module,
-                  probs: Sequence[float],
+                  probs: Union[Sequence[float], np.ndarray],
                   target_value: int,
                   settings: Optional[EvalSettings] = None,
                   check_batch: bool = True) -> np.ndarray:
@@ -551,7 +551,7 @@ def compute_curves(
             continue
         if note is not None:
             notes.append(note)
-        kinds = spec.targets
+        kinds: Optional[Sequence[str]] = spec.targets
         if override_targets or kinds is None:
             kinds = targets
         for kind in kinds:

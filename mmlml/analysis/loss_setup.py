@@ -92,7 +92,7 @@ def training_progress(epoch: Optional[int],
     (or their absence) are restored afterwards. None publishes nothing.
     """
     info = MessageHub.get_current_instance().runtime_info
-    published = dict(epoch=epoch, max_epochs=max_epochs)
+    published: Dict[str, Any] = dict(epoch=epoch, max_epochs=max_epochs)
     if epoch is not None:
         published['loop_stage'] = 'train'
     saved = {key: info.get(key, _MISSING) for key in published}

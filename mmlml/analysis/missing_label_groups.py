@@ -7,7 +7,7 @@ labels (1 observed positive, 0 unannotated, -1 observed negative);
 ``full``, the true labels (1 positive, 0 negative). Bad shapes or values
 raise a ``ValueError`` that names the argument.
 """
-from typing import Dict, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 
@@ -50,6 +50,21 @@ def check_label_values(name: str, array: np.ndarray,
     return array.astype(np.int8)
 
 
+@overload
+def check_score_inputs(
+        scores: ArrayLike, observed: ArrayLike,
+        full: ArrayLike) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ...
+
+
+@overload
+def check_score_inputs(
+        scores: ArrayLike,
+        observed: ArrayLike,
+        full: None = None) -> Tuple[np.ndarray, np.ndarray, None]:
+    ...
+
+
 def check_score_inputs(
     scores: ArrayLike,
     observed: ArrayLike,
@@ -89,7 +104,7 @@ def check_score_inputs(
         raise ValueError('scores must be probabilities in [0, 1] (apply a '
                          'sigmoid to logits), got range '
                          f'[{scores.min():g}, {scores.max():g}]')
-    arrays = []
+    arrays: List[Optional[np.ndarray]] = []
     for name, array, allowed in (('observed', observed, (-1, 0, 1)),
                                  ('full', full, (0, 1))):
         if array is None:
@@ -100,6 +115,9 @@ def check_score_inputs(
             raise ValueError(f'{name} must have the shape of scores (N, C) = '
                              f'{scores.shape}, got {array.shape}')
         arrays.append(check_label_values(name, array, allowed))
+    if arrays[0] is None:
+        raise ValueError('observed must be the (N, C) observed labels, got '
+                         'None')
     return scores, arrays[0], arrays[1]
 
 

@@ -33,7 +33,7 @@ the argument. The inputs are checked, and the entries split into the
 groups, by :mod:`.missing_label_groups`; its names are importable from here
 too.
 """
-from typing import Dict, Optional, Tuple, Union
+from typing import Dict, Literal, Optional, Tuple, Union
 
 import numpy as np
 
@@ -255,7 +255,7 @@ def predictive_values(scores: ArrayLike,
                          f'{among!r}')
     selected = observed == 0 if among == 'unannotated' else np.ones_like(
         observed, dtype=bool)
-    side = 'right' if strict else 'left'
+    side: Literal['left', 'right'] = 'right' if strict else 'left'
     num_classes = scores.shape[1]
     shape = (thrs.size, num_classes)
     tp, fp, tn, fn = (np.zeros(shape, dtype=np.int64) for _ in range(4))
@@ -434,7 +434,7 @@ def missing_label_summary(
         },
         w1_pooled=w1['pooled'],
         w1_mean=w1['mean'],
-        w1_undefined_classes=w1['undefined'].tolist(),
+        w1_undefined_classes=np.asarray(w1['undefined']).tolist(),
         thr=float(thr),
         ppv=float(pv['ppv'][0]),
         npv=float(pv['npv'][0]),

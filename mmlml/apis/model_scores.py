@@ -10,6 +10,7 @@ from typing import Tuple
 import numpy as np
 import torch
 from mmengine.dataset import pseudo_collate
+from mmengine.model import BaseModel
 from mmengine.runner import load_checkpoint
 from torch.utils.data import DataLoader
 
@@ -36,8 +37,7 @@ def find_pipeline(dataset_cfg, name: str):
                      'training images with.')
 
 
-def build_model(cfg, checkpoint: str,
-                device: str) -> Tuple[torch.nn.Module, dict]:
+def build_model(cfg, checkpoint: str, device: str) -> Tuple[BaseModel, dict]:
     """The config's model (with its data preprocessor, as the Runner builds
     it) with the checkpoint's weights loaded strictly, in eval mode on
     ``device``, and the loaded checkpoint dict."""

@@ -4,7 +4,7 @@ every run and ``--force`` (as every tool declares them, :mod:`mmlml.cli`),
 the search rules, pruning, and how workers start."""
 import argparse
 import signal
-from typing import Optional
+from typing import List, Optional, Tuple
 
 from mmengine.config import DictAction
 
@@ -41,6 +41,7 @@ def add_search_arguments(parser: argparse.ArgumentParser,
     where the caller fills them in from the config: their values are then
     None)."""
     rules = SearchRules()
+    lr_defaults: Tuple[Optional[List[float]], Optional[List[float]]]
     if lrs_help is None:
         lr_defaults = (list(rules.lrs), list(rules.lr_bounds))
         lrs_help = ('%(default)s', '%(default)s')

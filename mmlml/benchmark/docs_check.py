@@ -12,7 +12,7 @@ import glob
 import json
 import os.path as osp
 import tempfile
-from typing import List, Sequence, Union
+from typing import Any, Dict, List, Sequence, Tuple, Union
 
 from .report import report_args, write_reports
 from .results import domains_table
@@ -21,7 +21,7 @@ __all__ = ['COMPARISONS', 'comparison_markdown', 'check_docs']
 
 #: Cross-domain comparisons: the markdown, the records it compares, the
 #: setting and mode (``tools/analysis/compare_benchmarks.py``).
-COMPARISONS = (
+COMPARISONS: Tuple[Dict[str, Any], ...] = (
     {
         'markdown':
         'docs/benchmark_domains.md',

@@ -8,9 +8,15 @@ import os.path as osp
 import subprocess
 import sys
 import time
-from typing import Callable, List, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional, Union
 
 from .sweep import REPO_ROOT
+
+if TYPE_CHECKING:
+    import submitit
+
+#: A worker: a local process or a submitit job.
+Handle = Union[subprocess.Popen, 'submitit.Job']
 
 __all__ = [
     'EXECUTORS', 'start_workers', 'wait_workers', 'stop_workers',
@@ -64,7 +70,7 @@ def start_workers(storage: str,
                   executor: str = 'local',
                   folder: Optional[str] = None,
                   slurm: Optional[dict] = None,
-                  trusted=()) -> List[object]:
+                  trusted=()) -> List[Handle]:
     """Start ``count`` workers; returns their handles (processes or
     submitit jobs).
 
@@ -106,10 +112,12 @@ def start_workers(storage: str,
                 env=env) for _ in range(count)
         ]
     import submitit
+    pool: Union[submitit.AutoExecutor, submitit.LocalExecutor]
     if executor == 'slurm':
-        pool = submitit.AutoExecutor(folder=folder, cluster='slurm')
+        pool = submitit.AutoExecutor(
+            folder=folder, cluster='slurm')  # type: ignore[arg-type]
     else:
-        pool = submitit.LocalExecutor(folder=folder)
+        pool = submitit.LocalExecutor(folder=folder)  # type: ignore[arg-type]
     parameters = dict(slurm or {})
     parameters.setdefault('timeout_min', 24 * 60)
     if executor == 'submitit-local':  # the Slurm-only names do not apply
@@ -126,7 +134,7 @@ def start_workers(storage: str,
     ]
 
 
-def _report_until_done(handles: List[object], progress: Callable[[], str],
+def _report_until_done(handles: List[Handle], progress: Callable[[], str],
                        interval: float) -> None:
     """While submitit jobs run (their output goes to their log files),
     print ``progress()`` on stderr every ``interval`` seconds."""
@@ -139,7 +147,7 @@ def _report_until_done(handles: List[object], progress: Callable[[], str],
             last = time.monotonic()
 
 
-def wait_workers(handles: List[object],
+def wait_workers(handles: List[Handle],
                  progress: Optional[Callable[[], str]] = None,
                  interval: float = 30.) -> List[str]:
     """Wait for every worker; returns the errors they report. With
@@ -162,7 +170,7 @@ def wait_workers(handles: List[object],
     return list(dict.fromkeys(errors))
 
 
-def stop_workers(handles: List[object], grace: float = 60) -> None:
+def stop_workers(handles: List[Handle], grace: float = 60) -> None:
     """Stop the workers (each queues its trial again and ends its training
     process); local ones are waited for, ``grace`` seconds before they are
     killed."""

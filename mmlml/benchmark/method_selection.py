@@ -310,7 +310,8 @@ def training_epochs(cfg: Config, config: str) -> int:
 
 def _train_pipeline(cfg: Config) -> list:
     """The innermost training pipeline of ``cfg``."""
-    dataset, pipeline = cfg.train_dataloader.get('dataset'), []
+    dataset = cfg.train_dataloader.get('dataset')
+    pipeline: list = []
     while isinstance(dataset, dict):
         pipeline = dataset.get('pipeline') or pipeline
         dataset = dataset.get('dataset')
@@ -466,7 +467,7 @@ def optimizer_rate(cfg: Config, config: str) -> Tuple[str, float]:
     return str(optimizer.get('type', 'optimizer')), float(lr)
 
 
-def lr_search(lr: float) -> Tuple[Tuple[float, ...], Tuple[float, float]]:
+def lr_search(lr: float) -> Tuple[Tuple[float, ...], Tuple[float, ...]]:
     """The learning rates tried first around a config's own rate ``lr``
     (``lr`` first, so that it wins ties, then its neighbours on the
     1-3-10 ladder of :func:`~.search.next_lr`) and the bounds of the

@@ -18,7 +18,7 @@ import math
 import numbers
 import os.path as osp
 import shlex
-from typing import Optional
+from typing import Dict, List, NoReturn, Optional
 
 from .cli import PRUNING
 from .results import COLUMNS, aggregate
@@ -96,7 +96,7 @@ def _row(sweep: Sweep, group: Group) -> Optional[dict]:
     current = sweep.plan(group)
     if not current.done:
         return None
-    runs = [_clean(run) for run in current.runs]
+    runs = [_clean(run) for run in current.runs or ()]
     if not sweep.rules.tune:
         return aggregate(runs)
     facts = sweep.config_facts(group)
@@ -116,7 +116,8 @@ def export(sweep: Sweep, storage: str, reports: dict) -> dict:
     (``out``, ``markdown``, ``claims``, ``figure``)."""
     from optuna.trial import TrialState
     definition = sweep.definition
-    results, trials = {}, []
+    results: Dict[str, dict] = {}
+    trials: List[dict] = []
     for group in sweep.groups():
         row = _row(sweep, group)
         if row is not None:
@@ -184,7 +185,7 @@ def check_ledger(path: str, ledger: dict) -> None:
         LedgerError: the first problem found.
     """
 
-    def refuse(problem: str) -> None:
+    def refuse(problem: str) -> NoReturn:
         raise LedgerError(f'{path}: not a ledger of tools/benchmark.py: '
                           f'{problem}')
 

@@ -8,7 +8,7 @@ Used by ``tools/demo.py`` (one config or a few) and ``tools/benchmark.py``
 (methods x settings x seeds).
 """
 import math
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -63,7 +63,10 @@ def aggregate(runs: List[dict], columns: Sequence[str] = COLUMNS) -> dict:
     if not runs:
         raise ValueError('aggregate() needs at least one run.')
     values = {key: np.array([run[key] for run in runs]) for key in columns}
-    result = {key: float(v.mean()) for key, v in values.items()}
+    result: Dict[str, Any] = {
+        key: float(v.mean())
+        for key, v in values.items()
+    }
     result['std'] = {
         key: float(v.std(ddof=1)) if len(v) > 1 else 0.0
         for key, v in values.items()
@@ -94,11 +97,12 @@ def markdown_table(results: Dict[str, dict],
     names to the displayed ones."""
     names = names or {}
     show_std = any(len(row.get('runs', ())) > 1 for row in results.values())
-    with_gap = baseline in results and oracle in results
+    ends = (baseline, oracle) if baseline in results and \
+        oracle in results else None
     header = ['method'] + [f'test {c}' for c in columns]
-    if with_gap:
-        header.append(f'{names.get(baseline, baseline)} → '
-                      f'{names.get(oracle, oracle)} gap closed')
+    if ends is not None:
+        header.append(f'{names.get(ends[0], ends[0])} → '
+                      f'{names.get(ends[1], ends[1])} gap closed')
     lines = [
         '| ' + ' | '.join(header) + ' |',
         '|' + '|'.join([':---'] + ['---:'] * (len(header) - 1)) + '|'
@@ -110,15 +114,15 @@ def markdown_table(results: Dict[str, dict],
             if show_std:
                 cell += f' ± {row["std"][key]:.2f}'
             cells.append(cell)
-        if with_gap:
-            share = gap_closed(row['mAP'], results[baseline]['mAP'],
-                               results[oracle]['mAP'])
+        if ends is not None:
+            share = gap_closed(row['mAP'], results[ends[0]]['mAP'],
+                               results[ends[1]]['mAP'])
             cells.append('n/a' if math.isnan(share) else f'{share:+.0%}')
         lines.append('| ' + ' | '.join(cells) + ' |')
     return '\n'.join(lines)
 
 
-def _ranks(values: Sequence[float]) -> np.ndarray:
+def _ranks(values: Union[Sequence[float], np.ndarray]) -> np.ndarray:
     """1 for the largest value; equal values share their mean rank."""
     values = np.asarray(values, dtype=float)
     order = np.argsort(-values, kind='stable')

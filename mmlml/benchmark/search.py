@@ -33,7 +33,7 @@ worker can call it at any time and gets the same answer:
 """
 import dataclasses
 import math
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from mmengine.config import Config
 
@@ -158,10 +158,11 @@ class SearchRules:
 
     @classmethod
     def from_dict(cls, data: dict) -> 'SearchRules':
-        return cls(**{
+        fields: Dict[str, Any] = {
             k: tuple(v) if isinstance(v, list) else v
             for k, v in data.items()
-        })
+        }
+        return cls(**fields)
 
 
 @dataclasses.dataclass
@@ -225,11 +226,11 @@ def plan(records: Sequence[dict],
     """
     runs_by_key: Dict[tuple, dict] = {}
     for record in records:
-        key = (point_key(record['point']), record['seed'])
-        known = runs_by_key.get(key)
+        run_key = (point_key(record['point']), record['seed'])
+        known = runs_by_key.get(run_key)
         if known is None or (known['state'] == 'pending'
                              and record['state'] != 'pending'):
-            runs_by_key[key] = record
+            runs_by_key[run_key] = record
     first = rules.seeds[0]
     grid: List[dict] = []
     needed: List[Tuple[dict, int]] = []
@@ -285,8 +286,9 @@ def plan(records: Sequence[dict],
             lrs.append(extra)
             best = stage([dict(base, **{LR_KEY: extra})])
         if best is not None and hyperparameter is not None:
-            key, values = hyperparameter
-            best = stage([dict(best['point'], **{key: v}) for v in values[1:]])
+            name, values = hyperparameter
+            best = stage(
+                [dict(best['point'], **{name: v}) for v in values[1:]])
         for _ in range(rules.max_doublings):
             if best is None or best['best epoch'] < best['epochs']:
                 break
@@ -301,13 +303,13 @@ def plan(records: Sequence[dict],
         chosen = dict(best['point'])
     runs = []
     for seed in rules.seeds if not rules.tune else rules.seeds[1:]:
-        record = runs_by_key.get((point_key(chosen), seed))
-        if record is None:
+        found_run = runs_by_key.get((point_key(chosen), seed))
+        if found_run is None:
             needed.append((dict(chosen), seed))
-        elif record['state'] == 'pending':
+        elif found_run['state'] == 'pending':
             waiting = True
         else:
-            runs.append(dict(record, point=dict(chosen)))
+            runs.append(dict(found_run, point=dict(chosen)))
     if needed or waiting:
         return Plan(needed, waiting, grid, chosen)
     if rules.tune:
@@ -327,13 +329,14 @@ def tuned_table(results: Dict[str, dict],
     the test mAP, CF1 and OF1 over the seeds (mean ± std), the share of the
     tuned baseline -> oracle gap closed, and the test mAP of the config's
     own recipe (first seed; blank when the grid did not contain it)."""
-    with_gap = baseline in results and oracle in results
+    ends = (baseline, oracle) if baseline in results and \
+        oracle in results else None
     header = [
         'method', 'lr', 'epochs', 'key hyperparameter', 'val mAP', 'test mAP',
         'test CF1 (paper)', 'test OF1'
     ]
-    if with_gap:
-        header.append(f'{baseline} → {oracle} gap closed')
+    if ends is not None:
+        header.append(f'{ends[0]} → {ends[1]} gap closed')
     header.append('own recipe test mAP')
     lines = [
         '| ' + ' | '.join(header) + ' |',
@@ -355,9 +358,9 @@ def tuned_table(results: Dict[str, dict],
         for key in ('mAP', 'CF1 (paper)', 'OF1'):
             cells.append(f'{row[key]:.2f} ± {row["std"][key]:.2f}' if n >
                          1 else f'{row[key]:.2f}')
-        if with_gap:
-            share = gap_closed(row['mAP'], results[baseline]['mAP'],
-                               results[oracle]['mAP'])
+        if ends is not None:
+            share = gap_closed(row['mAP'], results[ends[0]]['mAP'],
+                               results[ends[1]]['mAP'])
             cells.append('n/a' if math.isnan(share) else f'{share:+.0%}')
         own = tuning.get('own recipe')
         cells.append(f'{own["mAP"]:.2f}' if own else '')

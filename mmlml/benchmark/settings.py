@@ -3,7 +3,7 @@ settings (the training and validation labels), the training modes, and
 the ``--cfg-options`` that put a config in a setting and a mode.
 """
 import os.path as osp
-from typing import Optional
+from typing import Any, Dict, Optional
 
 from mmengine.config import Config
 
@@ -23,7 +23,7 @@ def abs_path(path: str) -> str:
     return path if osp.isabs(path) else osp.join(REPO_ROOT, path)
 
 
-SETTINGS = {
+SETTINGS: Dict[str, Dict[str, Any]] = {
     'single_positive': dict(mode='single_positive'),
     'r0.5': dict(mode='ratio', ratio=0.5),
     'r0.8': dict(mode='ratio', ratio=0.8),
@@ -84,7 +84,7 @@ def setting_options(setting: str, train_mode: str) -> dict:
     validate on the full ones), the training labels unless they are the
     full labels (the oracle) or a label file (a second stage). The
     setting ``own`` changes nothing."""
-    options = {}
+    options: Dict[str, Any] = {}
     if not SETTINGS[setting]:
         return options
     targets = ['val_dataloader.dataset']

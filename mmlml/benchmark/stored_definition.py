@@ -28,7 +28,7 @@ import hashlib
 import numbers
 import os
 import os.path as osp
-from typing import Callable, Iterable, List, Optional
+from typing import Any, Callable, Iterable, List, NoReturn, Optional
 
 from .search import EPOCHS_KEY, LR_KEY
 from .settings import REPO_ROOT, abs_path
@@ -128,7 +128,7 @@ def check_definition(definition: dict, where: str,
             the checkout's ``configs/``, the only configs it runs.
     """
 
-    def refuse(problem: str) -> None:
+    def refuse(problem: str) -> NoReturn:
         raise SweepError(f'{where}: {problem}; the storage holds data, not '
                          'code: define the sweep again with tools/benchmark.py'
                          ' (or name a new --study)')
@@ -202,7 +202,8 @@ def check_trial(attrs: dict, make_run: Callable[[dict, int],
         hyperparameter: The config's ``(key, values)`` of ``tuning``.
         where: How errors name the trial.
     """
-    point, seed = attrs.get('point'), attrs.get('seed')
+    point = attrs.get('point')
+    seed: Any = attrs.get('seed')  # data of the storage, checked below
     if not isinstance(point, dict) or not _is_number(seed, integer=True):
         raise SweepError(f'{where}: its point or seed is not data of a '
                          'sweep')

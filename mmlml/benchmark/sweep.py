@@ -111,7 +111,7 @@ class Sweep:
         self.storage = open_storage(storage, must_exist=must_exist)
         self._studies: Dict[str, object] = {}
         self._configs: Dict[tuple, dict] = {}
-        self._definition = None
+        self._definition: Optional[dict] = None
         if must_exist:
             self.definition  # noqa: B018 (refuse a storage without it)
 
@@ -378,7 +378,7 @@ class Sweep:
         failed, nothing queued or running)."""
         queued, errors, busy = 0, [], False
         with self._lock():
-            done_groups = {}
+            done_groups: Dict[Group, Optional[Plan]] = {}
             for group in self.groups():
                 failures = self.failures(group)
                 if failures:
@@ -528,12 +528,13 @@ class Sweep:
 def first_seed_point(sweep: Sweep, group: Group, seed: int) -> dict:
     """The record of the first stage's run that a second stage's run of
     ``seed`` uses: the first stage's chosen point at that seed."""
-    first = Group(group.mode, group.setting, group.first_stage, None)
+    first_stage: str = group.first_stage  # type: ignore[assignment]
+    first = Group(group.mode, group.setting, first_stage, None)
     current = sweep.plan(first)
     if not current.done:
         raise SweepError(f'{group.config}: its first stage '
                          f'{group.first_stage} has not finished')
-    for run in current.runs:
+    for run in current.runs:  # type: ignore[union-attr]  # (done: set)
         if run['seed'] == seed:
             return run
     raise SweepError(f'{group.config}: its first stage has no run of seed '

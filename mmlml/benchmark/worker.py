@@ -31,7 +31,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Optional
+from typing import Any, Dict, Optional
 
 from mmengine.config import Config
 
@@ -126,8 +126,9 @@ def _first_stage(sweep: Sweep, group: Group, seed: int, run_dir: str,
                  options: dict) -> dict:
     """Make a second stage's labels or scores; returns the trial's notes."""
     definition = sweep.definition
+    first_stage: str = group.first_stage  # type: ignore[assignment]
     first = first_seed_point(sweep, group, seed)
-    first_group = Group(group.mode, group.setting, group.first_stage, None)
+    first_group = Group(group.mode, group.setting, first_stage, None)
     work_dir = abs_path(definition['work_dir'])
     checkpoint = osp.join(work_dir, first['best checkpoint'])
     notes = {'first stage run': first['run']}
@@ -157,8 +158,8 @@ def _first_stage(sweep: Sweep, group: Group, seed: int, run_dir: str,
             osp.join(REPO_ROOT, 'tools', 'vl_pseudo_label.py'),
             abs_path(group.config), '--out', scores, '--force', '--device',
             'cpu', '--labeller-options', 'type=ModelPseudoLabeller',
-            f'config={abs_path(group.first_stage)}',
-            f'checkpoint={checkpoint}', '--cfg-options'
+            f'config={abs_path(first_stage)}', f'checkpoint={checkpoint}',
+            '--cfg-options'
         ] + format_options(options), log, threads)
         options[scores_key(abs_path(group.config), stage, options)] = scores
     else:
@@ -166,8 +167,8 @@ def _first_stage(sweep: Sweep, group: Group, seed: int, run_dir: str,
         _call([
             sys.executable,
             osp.join(REPO_ROOT, 'tools', 'pseudo_label.py'),
-            abs_path(group.first_stage), checkpoint, '--out', labels,
-            '--force', '--thr',
+            abs_path(first_stage), checkpoint, '--out', labels, '--force',
+            '--thr',
             str(stage.get('thr', 0.5)), '--device', 'cpu', '--cfg-options'
         ] + format_options(_options(definition, first_group, first['point'])),
               log, threads)
@@ -301,7 +302,7 @@ def work(storage: str,
     sweep = Sweep(storage, study, trusted=trusted)
     name = name or f'{socket.gethostname()}:{os.getpid()}'
     ran = 0
-    current = {}
+    current: Dict[str, Any] = {}
     progress = SweepProgress(sweep, name)
 
     def lost(signum, frame):  # Slurm's preemption or a kill: queue again

@@ -3,6 +3,7 @@ import gc
 import itertools
 import logging
 import numbers
+from collections import Counter
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -213,8 +214,7 @@ class CustomMultiLabelDataset(MultiLabelDataset):
                 "`metainfo=dict(classes=...)` or a `metainfo.classes` in "
                 f'the annotation file {self._annotation_source()}.')
         if isinstance(classes, str) or len(set(classes)) != num_classes:
-            seen = set()
-            repeated = [c for c in classes if c in seen or seen.add(c)]
+            repeated = [c for c, n in Counter(classes).items() if n > 1]
             raise ValueError(
                 f'The classes of {self._annotation_source()} must be a list '
                 f'of distinct names, but got {quote(classes)} (repeated: '
@@ -343,7 +343,7 @@ class CustomMultiLabelDataset(MultiLabelDataset):
         if self._indices is not None:
             # MMEngine kept the samples of `indices` after filter_data.
             self._subset_label_lists(self._indices)
-        stats = self._statistics
+        stats = self._loaded_statistics()
         problem = self.evaluation_label_problem()
         if problem:
             raise NoKnownNegative(problem)
@@ -514,4 +514,11 @@ class CustomMultiLabelDataset(MultiLabelDataset):
             ``num_images_without_positive`` and ``num_images_without_label``
             (no positive and no negative: nothing is known of them).
         """
-        return dict(self._statistics)
+        return dict(self._loaded_statistics())
+
+    def _loaded_statistics(self) -> Dict[str, Union[int, float]]:
+        """The counts of the loaded annotation (made as it is loaded)."""
+        if self._statistics is None:
+            raise RuntimeError(f'{type(self).__name__}: the annotation is '
+                               'not loaded yet (full_init).')
+        return self._statistics

@@ -171,11 +171,11 @@ def load_text_label_file(path: Union[str,
                 raise ValueError(f'{where}: {image!r} is already listed on '
                                  f'line {line_of[image]}.')
             line_of[image] = line_no
-            row = row_of.get(image)
-            if row is None:
+            sample = row_of.get(image)
+            if sample is None:
                 num_extra += 1
                 continue
-            labels[row, classes] = 1
+            labels[sample, classes] = 1
     missing = [image for image in image_names if image not in line_of]
     if missing:
         raise ValueError(

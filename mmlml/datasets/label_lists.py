@@ -6,7 +6,7 @@ its observed negatives this way (:class:`LabelLists`), for
 build such rows and keep those of a subset of the samples.
 """
 import numbers
-from typing import NamedTuple, Sequence, Tuple, Union
+from typing import NamedTuple, Sequence, Tuple, Union, cast
 
 import numpy as np
 
@@ -57,5 +57,6 @@ def subset_rows(indices: Union[int, Sequence[int]], length: int) -> np.ndarray:
         if indices >= 0:
             return np.arange(min(indices, length), dtype=np.int64)
         return np.arange(max(0, length + indices), length, dtype=np.int64)
-    rows = np.asarray(list(indices), dtype=np.int64).reshape(-1)
+    rows = np.asarray(
+        list(cast(Sequence[int], indices)), dtype=np.int64).reshape(-1)
     return np.where(rows < 0, rows + length, rows)

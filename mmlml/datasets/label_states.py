@@ -198,11 +198,11 @@ def label_matrices(
                                      len(neg_indices))
     unknown = np.ones(shape, dtype=bool)
     _scatter_rows(unknown, pos_indptr, pos_indices, False)
-    if neg_indptr is not None:
+    if neg_indptr is not None and neg_indices is not None:
         _scatter_rows(unknown, neg_indptr, neg_indices, False)
     # Fewer listed labels than entries leave some unknown; otherwise look.
     if num_listed >= unknown.size and not unknown.any():
-        unknown = None
+        return positives, None
     return positives, unknown
 
 

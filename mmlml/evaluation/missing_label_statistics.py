@@ -261,7 +261,7 @@ class MissingLabelStatistics:
         pos_above = float(counts[0].sum())
         neg_above = float(counts[1].sum())
 
-        out = dict(
+        out: Dict[str, float] = dict(
             num_missing_pos=num_pos,
             num_unannotated_neg=num_neg,
             num_observed_pos=num_obs,

@@ -108,14 +108,16 @@ class PartialLabelAveragePrecision(AveragePrecision):
         if average not in ('macro', None):
             raise ValueError(
                 f"average must be 'macro' or None, got {average!r}")
-        pred, target = to_tensor(pred), to_tensor(target)
-        if pred.ndim != 2 or pred.shape != target.shape:
-            raise ValueError('pred and target must have the same shape '
-                             f'(N, num_classes), got {tuple(pred.shape)} and '
-                             f'{tuple(target.shape)}')
-        known = (target > -1).any(0)
-        ap = pred.new_zeros(pred.size(1), dtype=torch.float32)
+        scores: torch.Tensor = to_tensor(pred)
+        labels: torch.Tensor = to_tensor(target)
+        if scores.ndim != 2 or scores.shape != labels.shape:
+            raise ValueError(
+                'pred and target must have the same shape '
+                f'(N, num_classes), got {tuple(scores.shape)} and '
+                f'{tuple(labels.shape)}')
+        known = (labels > -1).any(0)
+        ap = scores.new_zeros(scores.size(1), dtype=torch.float32)
         if known.any():
             ap[known] = AveragePrecision.calculate(
-                pred[:, known], target[:, known], average=None).float()
+                scores[:, known], labels[:, known], average=None).float()
         return ap.mean() if average == 'macro' else ap

@@ -7,6 +7,7 @@ from mmlml.registry import HOOKS
 from mmlml.utils.hyperparameters import Flag, Real, check_settings
 from .epoch_scores_hook import (WARMUP_BEFORE_END, WARMUP_EPOCHS,
                                 EpochScoresHook)
+from .utils import found_before_train
 
 __all__ = ['APLHook']
 
@@ -128,12 +129,13 @@ class APLHook(EpochScoresHook):
         """
         observed = self.observed_labels()
         samples, classes, values = [], [], []
+        quotas = found_before_train(self.quota, self.name, 'quota')
         for start in range(0, self.store.num_classes, chunk):
             block = slice(start, start + chunk)
             scores = self.store.scores(block).t().contiguous()
             candidate = (observed[:, block] == 0).t() & ~torch.isnan(scores)
             scores.masked_fill_(~candidate, float('inf'))
-            quota = torch.minimum(self.quota[block],
+            quota = torch.minimum(quotas[block],
                                   torch.count_nonzero(candidate, dim=1))
             # The quota-th lowest score of each class, then every score
             # below it and the first (by sample) of those equal to it.

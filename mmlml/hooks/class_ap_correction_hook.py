@@ -10,6 +10,7 @@ from mmlml.registry import HOOKS
 from mmlml.utils.hyperparameters import Real, check_settings
 from .epoch_scores_hook import (WARMUP_BEFORE_END, WARMUP_EPOCHS,
                                 EpochScoresHook)
+from .utils import found_before_train
 
 __all__ = [
     'ClassAPCorrectionHook', 'average_precision_per_class',
@@ -240,6 +241,8 @@ class ClassAPCorrectionHook(EpochScoresHook):
         """
         observed = self.observed_labels()
         class_ap = self.store.class_state['class_ap'].cpu().clone()
+        positives = found_before_train(self.num_positives, self.name,
+                                       'positive counts')
         rows, classes = [], []
         for start in range(0, self.store.num_classes, chunk):
             block = slice(start, start + chunk)
@@ -251,7 +254,7 @@ class ClassAPCorrectionHook(EpochScoresHook):
             if not correct:
                 continue
             k = (self.delta * (1 - class_ap[block].double()) *
-                 self.num_positives[block].double()).floor().long()
+                 positives[block].double()).floor().long()
             row, column = highest_per_class(scores, observed[:, block] == 0, k)
             rows.append(row)
             classes.append(column + start)

@@ -1,6 +1,6 @@
 """Initialise a learnable label estimator (ROLE's) from the training set's
 observed labels before training."""
-from typing import Optional
+from typing import Any, Optional
 
 import torch
 from mmengine.dist import broadcast_object_list
@@ -68,7 +68,8 @@ class LabelEstimatorHook(Hook):
                   f'{len(dataset)}, num_classes={dataset.num_classes})')
         dataset, head = training_set_and_head(
             runner, name, 'estimate', f' with label_estimator={wanted}')
-        estimator = head.label_estimator
+        # Duck-typed: any estimator with ROLELabelEstimator's interface.
+        estimator: Any = head.label_estimator
         if estimator is None:
             raise TypeError(f'{name} needs a head with a label estimator: '
                             f'set model.head.label_estimator={wanted}.')

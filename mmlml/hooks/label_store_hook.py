@@ -12,7 +12,7 @@ from mmlml.datasets import PartialLabelDataset
 from mmlml.models.heads import LabelStateMixin, LossInputs
 from mmlml.structures import LabelStore, sample_indices
 from mmlml.structures.label_store import CHECKPOINT_KEY
-from .utils import training_set_and_head
+from .utils import found_before_train, training_set_and_head
 
 __all__ = ['LabelStoreHook']
 
@@ -46,14 +46,41 @@ class LabelStoreHook(Hook):
     needs_epochs = True
 
     def __init__(self):
-        self.store: Optional[LabelStore] = None
-        self.dataset: Optional[PartialLabelDataset] = None
-        self.head: Optional[LabelStateMixin] = None
+        self._store: Optional[LabelStore] = None
+        self._dataset: Optional[PartialLabelDataset] = None
+        self._head: Optional[LabelStateMixin] = None
         self._loaded_state: Optional[dict] = None
 
     @property
     def name(self) -> str:
         return type(self).__name__
+
+    @property
+    def store(self) -> LabelStore:
+        """The label store attached to the head."""
+        return found_before_train(self._store, self.name, 'label store')
+
+    @store.setter
+    def store(self, store: LabelStore) -> None:
+        self._store = store
+
+    @property
+    def dataset(self) -> PartialLabelDataset:
+        """The training set."""
+        return found_before_train(self._dataset, self.name, 'training set')
+
+    @dataset.setter
+    def dataset(self, dataset: PartialLabelDataset) -> None:
+        self._dataset = dataset
+
+    @property
+    def head(self) -> LabelStateMixin:
+        """The model's head, which hands the loss its inputs."""
+        return found_before_train(self._head, self.name, 'head')
+
+    @head.setter
+    def head(self, head: LabelStateMixin) -> None:
+        self._head = head
 
     def before_train(self, runner) -> None:
         """Find the dataset and the head, check the loss, attach the store
@@ -106,8 +133,8 @@ class LabelStoreHook(Hook):
                 f'{self.name}: the resumed checkpoint holds no label store; '
                 'training continues from the initial labels.', 'current',
                 logging.WARNING)
-        elif self.store is not None:
-            self.store.load_state_dict(state)
+        elif self._store is not None:
+            self._store.load_state_dict(state)
         else:
             self._loaded_state = state
 
@@ -118,8 +145,8 @@ class LabelStoreHook(Hook):
             runner (Runner): The runner of the training process.
             checkpoint (dict): The checkpoint to save.
         """
-        if self.store is not None:
-            checkpoint[CHECKPOINT_KEY] = self.store.state_dict()
+        if self._store is not None:
+            checkpoint[CHECKPOINT_KEY] = self._store.state_dict()
 
     def last_loss_inputs(self) -> LossInputs:
         """The indices, logits and target of this iteration's training

@@ -5,6 +5,7 @@ from typing import Optional
 from mmlml.models.losses import LargeLoss, large_loss_selection, prepare_inputs
 from mmlml.registry import HOOKS
 from .label_store_hook import LabelStoreHook
+from .utils import found_before_train
 
 __all__ = ['LargeLossCorrectionHook']
 
@@ -96,10 +97,10 @@ class LargeLossCorrectionHook(LabelStoreHook):
         cls_score, target = prepare_inputs(inputs.cls_score, inputs.target)
         # The store has not changed since the loss read it.
         pseudo_labels = self.store.lookup(inputs.indices, cls_score.device)
+        loss = found_before_train(self.loss, self.name, 'LargeLoss')
         selected = large_loss_selection(cls_score, target,
-                                        self.loss.current_epoch(),
-                                        self.loss.mode, self.loss.delta_rel,
-                                        pseudo_labels)
+                                        loss.current_epoch(), loss.mode,
+                                        loss.delta_rel, pseudo_labels)
         rows, classes = selected.nonzero(as_tuple=True)
         self.num_corrected += self.store.assign(
             inputs.indices[rows.cpu()], classes.cpu(), 1.0, gather=True)

@@ -1,7 +1,7 @@
 """The hook that logs how the model scores the missing labels."""
 import os
 import os.path as osp
-from typing import Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -11,6 +11,7 @@ from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
 from mmengine.runner import IterBasedTrainLoop
 from torch import Tensor
+from torch.utils.hooks import RemovableHandle
 
 from mmlml.datasets import PartialLabelDataset, find_partial_label_dataset
 from mmlml.evaluation import MissingLabelStatistics
@@ -18,6 +19,7 @@ from mmlml.evaluation.missing_label_statistics import BINNING
 from mmlml.registry import HOOKS
 from mmlml.structures import sample_indices
 from mmlml.utils.hyperparameters import Flag, Integer, Text, check_settings
+from .utils import found_before_train
 
 __all__ = ['MissingLabelDiagnosticsHook']
 
@@ -144,13 +146,24 @@ class MissingLabelDiagnosticsHook(Hook):
         check_settings(self)
         self.prefix = self.prefix.rstrip('/')
 
-        self.stats: Optional[MissingLabelStatistics] = None
-        self._dataset: Optional[PartialLabelDataset] = None
-        self._handle = None
+        self._stats: Optional[MissingLabelStatistics] = None
+        self._training_set: Optional[PartialLabelDataset] = None
+        self._handle: Optional[RemovableHandle] = None
         self._active = False
         # Labels of the current batch, waiting for the head's forward.
         self._pending: Optional[Tuple[np.ndarray, np.ndarray]] = None
         self._captured_once = False
+
+    @property
+    def stats(self) -> MissingLabelStatistics:
+        """The statistics of the current period."""
+        return found_before_train(self._stats,
+                                  type(self).__name__, 'statistics')
+
+    @property
+    def _dataset(self) -> PartialLabelDataset:
+        return found_before_train(self._training_set,
+                                  type(self).__name__, 'training set')
 
     # ----------------------------------------------------------- set-up
     def before_train(self, runner) -> None:
@@ -169,7 +182,7 @@ class MissingLabelDiagnosticsHook(Hook):
                 'the full labels, but the wrapped dataset\'s own annotation '
                 'has unknown labels (e.g. OpenImages), so there are no full '
                 'labels to measure against.')
-        self._dataset = dataset
+        self._training_set = dataset
         model = runner.model.module if is_model_wrapper(runner.model) \
             else runner.model
         head = getattr(model, 'head', None)
@@ -196,8 +209,9 @@ class MissingLabelDiagnosticsHook(Hook):
                 'is unannotated, so the missing-label metrics will not be '
                 'reported.')
 
-        self.stats = MissingLabelStatistics(dataset.num_classes, self.num_bins,
-                                            self.logit_range, self.thr)
+        self._stats = MissingLabelStatistics(dataset.num_classes,
+                                             self.num_bins, self.logit_range,
+                                             self.thr)
         self._remove_handle()
         self._handle = head.register_forward_hook(self._capture)
         self._captured_once = False
@@ -330,7 +344,7 @@ class MissingLabelDiagnosticsHook(Hook):
         """Save the period's statistics to an ``.npz`` file."""
         out_dir = osp.join(runner.log_dir, 'missing_label_diagnostics')
         os.makedirs(out_dir, exist_ok=True)
-        arrays = self.stats.to_numpy()
+        arrays: Dict[str, Any] = self.stats.to_numpy()
         arrays.update(
             (f'metric_{k}', np.float64(v)) for k, v in results.items())
         classes = self._dataset.metainfo.get('classes', ())

@@ -7,6 +7,7 @@ runs it starts; a config never needs it. Optuna is imported when the hook
 first reports, so ``import mmlml`` does not need it.
 """
 import math
+from typing import TYPE_CHECKING, Optional
 
 from mmengine.dist import broadcast_object_list, is_main_process
 from mmengine.hooks import Hook
@@ -14,6 +15,9 @@ from mmengine.hooks import Hook
 from mmlml.registry import HOOKS
 from mmlml.utils.hyperparameters import (REQUIRED, Integer, Real, Text,
                                          check_settings)
+
+if TYPE_CHECKING:
+    import optuna
 
 __all__ = ['OptunaPruningHook', 'SameScheduleMedianPruner']
 
@@ -118,9 +122,9 @@ class OptunaPruningHook(Hook):
         self.n_startup_trials = n_startup_trials
         self.warmup = warmup
         check_settings(self)
-        self._trial = None
+        self._trial: Optional['optuna.trial.Trial'] = None
 
-    def _open(self):
+    def _open(self) -> 'optuna.trial.Trial':
         if self._trial is None:
             import optuna
 

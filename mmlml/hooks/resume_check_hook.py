@@ -3,7 +3,7 @@ method."""
 import hashlib
 import logging
 import re
-from typing import List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 from mmengine.config import Config
@@ -28,8 +28,7 @@ def array_digest(array: np.ndarray) -> str:
     ``float32`` scores), so that equal values give equal digests; the
     shape is recorded beside it."""
     array = np.ascontiguousarray(array)
-    return hashlib.blake2b(
-        memoryview(array).cast('B'), digest_size=16).hexdigest()
+    return hashlib.blake2b(array.data.cast('B'), digest_size=16).hexdigest()
 
 
 def partial_label_fingerprint(dataset, hooks=()) -> Optional[dict]:
@@ -62,7 +61,7 @@ def partial_label_fingerprint(dataset, hooks=()) -> Optional[dict]:
         num_samples=int(labels.shape[0]),
         num_classes=int(labels.shape[1]),
         observed_labels=array_digest(labels.view(np.int8)))
-    sources = {}
+    sources: Dict[str, Any] = {}
     for hook in hooks:
         label_source = getattr(hook, 'label_source', None)
         if callable(label_source):
@@ -161,7 +160,7 @@ class ResumeCheckHook(Hook):
         self.allow_label_change = allow_label_change
         self.allow_missing_fingerprint = allow_missing_fingerprint
         check_settings(self)
-        self._fingerprint = None
+        self._fingerprint: Optional[dict] = None
 
     def fingerprint(self, runner) -> Optional[dict]:
         """The training set's :func:`partial_label_fingerprint`, computed

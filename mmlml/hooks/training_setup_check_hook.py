@@ -2,6 +2,7 @@
 first iteration."""
 import functools
 import weakref
+from typing import Any
 
 from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
@@ -21,7 +22,7 @@ __all__ = [
 
 #: The runners already checked (tools/train.py checks before
 #: ``runner.train()``, the hook again at ``before_train``).
-_CHECKED = weakref.WeakSet()
+_CHECKED: 'weakref.WeakSet[Any]' = weakref.WeakSet()
 
 
 def _num_classes_of(dataset):
@@ -339,7 +340,7 @@ def add_setup_check_to_mmlml_runs() -> None:
                 for hook in self.hooks) and uses_mmlml(self):
             self.register_hook(TrainingSetupCheckHook())
 
-    wrapper._adds_setup_check = True
+    setattr(wrapper, '_adds_setup_check', True)  # the mark of the patch
     Runner.register_hooks = wrapper
 
 

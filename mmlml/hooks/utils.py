@@ -1,5 +1,5 @@
 """What the hooks that keep per-sample state check before training."""
-from typing import Tuple
+from typing import Optional, Tuple, TypeVar
 
 from mmengine.model import is_model_wrapper
 
@@ -50,3 +50,15 @@ def training_set_and_head(
             f"(or 'PartialLabelCSRAClsHead'){head_hint}, got "
             f'{type(head).__name__}.')
     return dataset, head
+
+
+T = TypeVar('T')
+
+
+def found_before_train(value: Optional[T], owner: str, what: str) -> T:
+    """``value``, which ``owner``'s ``before_train`` finds, or a clear error
+    when the hook is used before training starts."""
+    if value is None:
+        raise RuntimeError(f'{owner} has no {what} yet: it finds it when '
+                           'training starts (before_train).')
+    return value

@@ -300,6 +300,9 @@ class VLPseudoLabelHook(LabelStoreHook):
 
     def _score(self, runner) -> Tuple[np.ndarray, str]:
         labeller = self.labeller
+        if labeller is None:
+            raise RuntimeError(f'{self.name}: no labeller to score the '
+                               'training set with (set labeller).')
         if isinstance(labeller, dict):
             labeller = MODELS.build(copy.deepcopy(labeller))
         if labeller.num_classes != self.dataset.num_classes:

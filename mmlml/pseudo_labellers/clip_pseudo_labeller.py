@@ -1,7 +1,7 @@
 """A frozen CLIP image encoder against class text embeddings (VLPL,
 AEVLP)."""
 import os
-from typing import List, Optional, Sequence, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -259,6 +259,15 @@ class CLIPPseudoLabeller(BasePseudoLabeller):
         ...     tiles=(4, 4))
     """
 
+    # What the settings become in __init__ (check_settings makes tiles a
+    # pair; the embeddings and the statistics become buffers), which the
+    # constructor's first, as-given stores are typed against.
+    text_embeddings: Tensor
+    tiles: Optional[Tuple[int, int]]
+    mean: Tensor
+    std: Tensor
+    visual_proj: Optional[nn.Module]
+
     hyperparameters = dict(
         image_encoder=Typed(
             types=(dict, nn.Module), spelled='a config dict or an nn.Module'),
@@ -298,24 +307,24 @@ class CLIPPseudoLabeller(BasePseudoLabeller):
                  init_cfg: Optional[dict] = None):
         super().__init__(pipeline=pipeline, init_cfg=init_cfg)
         self.image_encoder = image_encoder
-        self.text_embeddings = text_embeddings
+        self.text_embeddings = text_embeddings  # type: ignore[assignment]
         self.proj_dims = proj_dims
         self.checkpoint = checkpoint
         self.logit_scale = logit_scale
-        self.tiles = tiles
+        self.tiles = tiles  # type: ignore[assignment]
         self.tile_combine = tile_combine
         self.eta = eta
         self.input_size = input_size
         self.interpolation = interpolation
-        self.mean = mean
-        self.std = std
+        self.mean = mean  # type: ignore[assignment]
+        self.std = std  # type: ignore[assignment]
         self.to_rgb = to_rgb
         check_settings(self)
         # What the encoder, the embeddings and the statistics build takes
         # their place (the statistics as (1, 3, 1, 1) buffers).
-        mean, std, proj_dims = self.mean, self.std, self.proj_dims
+        rgb_mean, rgb_std, proj_dims = self.mean, self.std, self.proj_dims
         del self.image_encoder, self.text_embeddings, self.mean, self.std
-        for name, rgb in (('mean', mean), ('std', std)):
+        for name, rgb in (('mean', rgb_mean), ('std', rgb_std)):
             self.register_buffer(
                 name,
                 torch.tensor(rgb, dtype=torch.float32).view(1, 3, 1, 1),

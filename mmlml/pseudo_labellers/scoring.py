@@ -183,10 +183,10 @@ def _check_probabilities(probs: torch.Tensor, batch: int,
         raise RuntimeError(
             f'the pseudo-labeller gave scores of shape {tuple(probs.shape)} '
             f'for {batch} images of {num_classes} classes')
-    probs = probs.detach().float().cpu().numpy()
-    if not bool(((probs >= 0) & (probs <= 1)).all()):
+    values = probs.detach().float().cpu().numpy()
+    if not bool(((values >= 0) & (values <= 1)).all()):
         raise RuntimeError('the pseudo-labeller gave scores outside [0, 1]')
-    return probs
+    return values
 
 
 def _stack_inputs(inputs) -> torch.Tensor:
@@ -324,15 +324,15 @@ def score_dataset(labeller: BasePseudoLabeller,
             progress.close()
 
     ordered = sorted(done)
-    indices = torch.from_numpy(
+    my_indices = torch.from_numpy(
         np.concatenate([np.arange(start, stop) for start, stop in ordered]
                        or [np.zeros(0, dtype=np.int64)]).astype(np.int64))
-    rows = torch.from_numpy(
+    my_rows = torch.from_numpy(
         np.concatenate([done[key] for key in ordered]
                        or [np.zeros((0, num_classes), dtype=np.float32)]))
-    indices, rows = all_gather_rows(indices, rows)
+    gathered, gathered_rows = all_gather_rows(my_indices, my_rows)
     scores = np.full((num_samples, num_classes), np.nan, dtype=np.float32)
-    scores[indices.cpu().numpy()] = rows.cpu().numpy()
+    scores[gathered.cpu().numpy()] = gathered_rows.cpu().numpy()
     if np.isnan(scores).any():
         raise RuntimeError('some samples were scored by no rank')
     return scores

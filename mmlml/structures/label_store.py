@@ -1,6 +1,6 @@
 """Per-sample label state of the training set: pseudo-labels, the last
 scores the model gave the entries that have none, and per-class values."""
-from typing import Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -301,7 +301,7 @@ class LabelStore:
         self.table.masked_fill_(torch.signbit(self.table), float('nan'))
 
     # -------------------------------------------------------- checkpoints
-    def state_dict(self) -> Dict[str, Union[Tensor, int]]:
+    def state_dict(self) -> Dict[str, Any]:
         """The pseudo-labels (not the scores), compactly.
 
         Where they are: a packed bit mask (``N C / 8`` bytes) or their flat

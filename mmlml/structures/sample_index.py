@@ -32,15 +32,15 @@ def sample_indices(data_samples: Sequence,
             data_samples, Sequence) or not data_samples:
         raise TypeError('expected a non-empty list of DataSamples, got '
                         f'{type(data_samples).__name__}')
-    indices = [
-        getattr(sample, 'metainfo', {}).get('sample_idx', None)
-        for sample in data_samples
-    ]
-    if any(index is None for index in indices):
-        raise KeyError(
-            'A training DataSample has no `sample_idx` in its metainfo: '
-            'keep it in the meta keys of PackInputs (it is there by '
-            'default) and wrap the training set in a PartialLabelDataset.')
+    indices = []
+    for sample in data_samples:
+        index = getattr(sample, 'metainfo', {}).get('sample_idx', None)
+        if index is None:
+            raise KeyError(
+                'A training DataSample has no `sample_idx` in its metainfo: '
+                'keep it in the meta keys of PackInputs (it is there by '
+                'default) and wrap the training set in a PartialLabelDataset.')
+        indices.append(index)
     # Checked as the Python numbers they are: no tensor is read.
     if num_samples is not None and (min(indices) < 0
                                     or max(indices) >= num_samples):

@@ -15,7 +15,8 @@ import inspect
 import math
 import numbers
 import os
-from typing import Any, Callable, Dict, Iterable, Mapping, Sequence, Tuple
+from typing import (Any, Callable, Collection, Dict, Iterable, Mapping,
+                    Sequence, Tuple)
 
 __all__ = [
     'REQUIRED', 'Hyperparameter', 'Real', 'Integer', 'Flag', 'Choice',
@@ -35,7 +36,8 @@ class _Required:
 
 
 #: The default of a hyperparameter that the caller must give.
-REQUIRED = _Required()
+# Typed Any: it stands in as the default of a parameter of any type.
+REQUIRED: Any = _Required()
 
 
 class Hyperparameter:
@@ -137,7 +139,7 @@ class Integer(Hyperparameter):
 
     def check(self, name: str, value: Any) -> int:
         if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
-                or not self.low <= value <= self.high):
+                or not self.low <= int(value) <= self.high):
             bound = (f'>= {self.low}' if math.isinf(self.high) else
                      f'in [{self.low}, {self.high}]')
             raise ValueError(f'{name} must be an integer {bound}, got '
@@ -175,10 +177,10 @@ class IntegerPair(Hyperparameter):
         pair = tuple(value) if isinstance(value, Iterable) else (value, ) * 2
         if len(pair) != 2 or not all(
                 isinstance(n, numbers.Integral) and not isinstance(n, bool)
-                and n >= 1 for n in pair):
+                and int(n) >= 1 for n in pair):
             raise ValueError(f'{name} must be a positive integer or a pair '
                              f'of them, got {value!r}')
-        return tuple(int(n) for n in pair)
+        return int(pair[0]), int(pair[1])
 
 
 class RealTuple(Real):
@@ -188,10 +190,12 @@ class RealTuple(Real):
 
     names: Tuple[str, ...] = ()
 
-    def check(self, name: str, value: Any) -> Tuple[float, ...]:
+    # A tuple of what Real checks: checked item by item by Real.check.
+    def check(  # type: ignore[override]
+            self, name: str, value: Any) -> Tuple[float, ...]:
         names = [f' ({entry})' for entry in self.names]
         if isinstance(value, (str, bytes)) or not isinstance(
-                value, Iterable) or not len(value) or \
+                value, Collection) or not len(value) or \
                 len(value) != len(names or value):
             spelled = (f'({", ".join(self.names)})'
                        if names else 'a non-empty sequence of numbers')

@@ -139,9 +139,12 @@ class TrainingProgress:
 
     _epoch_override: Optional[int] = None
     _max_epochs_override: Optional[int] = None
-    #: The epochs a schedule waits: a run must have more (see
-    #: :func:`check_more_epochs`).
-    min_epochs: int = 0
+
+    @property
+    def min_epochs(self) -> int:
+        """The epochs a schedule waits: a run must have more (see
+        :func:`check_more_epochs`)."""
+        return 0
 
     def set_epoch(self,
                   epoch: Optional[int],

@@ -205,7 +205,9 @@ def test_summary():
      ((np.full((4, 3), np.nan), OBSERVED, FULL), 'finite'),
      ((SCORES, OBSERVED * 2, FULL), r'observed must hold only the values'),
      ((SCORES, OBSERVED, -FULL.astype(int)), r'full must hold only'),
-     ((SCORES.astype(str), OBSERVED, FULL), 'float array')])
+     ((SCORES.astype(str), OBSERVED, FULL), 'float array'),
+     ((SCORES, None, FULL), r'observed must be the \(N, C\) observed labels, '
+      'got None')])
 def test_errors(args, match):
     with pytest.raises(ValueError, match=match):
         mls.unannotated_wasserstein(*args)

@@ -1,8 +1,11 @@
 """LabelStoreHook, the base of the hooks that keep per-sample label
-state: resuming a checkpoint without a label store."""
+state: resuming a checkpoint without a label store, and what it finds
+before training."""
 import logging
 import re
 import types
+
+import pytest
 
 from mmlml.hooks import LargeLossCorrectionHook
 
@@ -23,3 +26,16 @@ def test_resume_without_label_store_warns(monkeypatch):
         r'LargeLossCorrectionHook: the resumed checkpoint holds no label '
         r'store; training continues from the initial labels', messages[0][0])
     assert messages[0][1] == (logging.WARNING, )
+
+
+def test_store_dataset_and_head_before_training_are_refused():
+    """What before_train finds is a clear error before training starts
+    (not an AttributeError of None)."""
+    hook = LargeLossCorrectionHook()
+    for name, what in (('store', 'label store'), ('dataset', 'training set'),
+                       ('head', 'head')):
+        with pytest.raises(
+                RuntimeError,
+                match=f'LargeLossCorrectionHook has no {what} yet: it '
+                r'finds it when training starts \(before_train\)'):
+            getattr(hook, name)

@@ -278,8 +278,9 @@ def test_one_error_format_and_typed():
         (1.0, 0.5, 0.0)
     with pytest.raises(ValueError, match=r'^p\[1\] must lie in \[0, inf\]'):
         probabilities.validate('p', (1, -1))
-    with pytest.raises(ValueError, match='p must be a non-empty sequence'):
-        probabilities.validate('p', ())
+    for bad in ((), (x for x in [0.5])):  # an iterator has no length
+        with pytest.raises(ValueError, match='p must be a non-empty sequence'):
+            probabilities.validate('p', bad)
     with pytest.raises(ValueError, match="prefix must be a non-empty str"):
         Text('x').validate('prefix', '')
     typed = Typed(types=(dict, ), spelled='a config dict')

@@ -252,7 +252,7 @@ class CocoMultiLabel(CustomMultiLabelDataset):
         """Check the labels (see :class:`CustomMultiLabelDataset`) and count
         the images left out."""
         data_list = super().filter_data()
-        self._statistics['num_images_dropped'] = self._num_dropped
+        self._loaded_statistics()['num_images_dropped'] = self._num_dropped
         return data_list
 
     def full_init(self) -> None:

@@ -3,7 +3,7 @@ arrays (read by :mod:`.formatted_arrays`) or the CSV of its re-crawl."""
 import ast
 import csv
 import os.path as osp
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from mmengine.fileio import get_file_backend
@@ -36,8 +36,8 @@ def _positives(labels: np.ndarray) -> List[List[int]]:
     """The column indices of the ones of each row of a 0/1 matrix."""
     rows, cols = np.nonzero(labels)
     ends = np.cumsum(np.bincount(rows, minlength=len(labels))).tolist()
-    cols = cols.tolist()
-    return [cols[start:end] for start, end in zip([0] + ends[:-1], ends)]
+    columns = cols.tolist()
+    return [columns[start:end] for start, end in zip([0] + ends[:-1], ends)]
 
 
 @DATASETS.register_module()
@@ -216,7 +216,7 @@ class NUSWide(CustomMultiLabelDataset):
                              f"'negative', but got {kwargs['unlisted']!r}.")
         kwargs.pop('unlisted', None)
 
-        used = dict(
+        used: Dict[str, Dict[str, Any]] = dict(
             official=dict(image_list=image_list, label_dir=label_dir),
             cole=dict(
                 images_file=images_file,
@@ -271,12 +271,20 @@ class NUSWide(CustomMultiLabelDataset):
             **kwargs)
 
     # ------------------------------------------------------------ loading
+    def _file(self, name: str) -> str:
+        """The annotation file ``name``, which ``ann_format`` reads."""
+        path = getattr(self, name)
+        if path is None:
+            raise ValueError(f'{name} is not set (ann_format='
+                             f'{self.ann_format!r} reads it).')
+        return path
+
     def _annotation_files(self) -> List[str]:
         if self.ann_format == 'official':
-            return [self.image_list, self.label_dir]
+            return [self._file('image_list'), self._file('label_dir')]
         if self.ann_format == 'cole':
-            return [self.images_file, self.labels_file]
-        return [self.csv_file]
+            return [self._file('images_file'), self._file('labels_file')]
+        return [self._file('csv_file')]
 
     def _annotation_source(self) -> str:
         """The annotation, as error messages name it."""
@@ -285,8 +293,8 @@ class NUSWide(CustomMultiLabelDataset):
     def _check_concepts_file(self) -> None:
         """Check the class order against ``Concepts81.txt`` if there is
         one."""
-        if self.concepts_file is not None:
-            path = self.concepts_file
+        path = self.concepts_file
+        if path is not None:
             check_file(path, 'The concept list')
         else:
             candidates = [
@@ -320,12 +328,13 @@ class NUSWide(CustomMultiLabelDataset):
         self._check_concepts_file()
         self._backend = get_file_backend(
             self.img_prefix or '.', enable_singleton=True)
+        labels: Union[np.ndarray, List[List[int]]]
         if self.ann_format == 'official':
             paths, labels = self._load_official()
         elif self.ann_format == 'cole':
             rel_paths, labels = load_formatted_arrays(
-                self.images_file,
-                self.labels_file,
+                self._file('images_file'),
+                self._file('labels_file'),
                 num_classes=len(self.metainfo['classes']),
                 allow_pickle=self.allow_pickle)
             paths = [self._join(p) for p in rel_paths]
@@ -344,7 +353,7 @@ class NUSWide(CustomMultiLabelDataset):
 
     def _load_official(self) -> Tuple[List[str], np.ndarray]:
         """The ``'official'`` format: the image list and 81 label files."""
-        lines = read_lines(self.image_list, 'The image list')
+        lines = read_lines(self._file('image_list'), 'The image list')
         paths = []
         for i, line in enumerate(lines, 1):
             parts = line.strip().replace('\\', '/').split('/')
@@ -360,7 +369,8 @@ class NUSWide(CustomMultiLabelDataset):
         labels = np.zeros((len(paths), len(self.metainfo['classes'])),
                           dtype=np.uint8)
         for c, concept in enumerate(self.metainfo['classes']):
-            path = osp.join(self.label_dir, f'Labels_{concept}_{capital}.txt')
+            path = osp.join(
+                self._file('label_dir'), f'Labels_{concept}_{capital}.txt')
             labels[:, c] = self._read_label_file(path, len(paths))
         return paths, labels
 
@@ -387,11 +397,12 @@ class NUSWide(CustomMultiLabelDataset):
 
     def _load_csv(self) -> Tuple[List[str], List[List[int]]]:
         """The ``'csv'`` format: ``filepath,label,split_name`` rows."""
-        check_file(self.csv_file, 'The CSV file')
+        csv_file = self._file('csv_file')
+        check_file(csv_file, 'The CSV file')
         class_to_idx = {c: i for i, c in enumerate(self.metainfo['classes'])}
         splits = self.ANN_FORMATS['csv']
         paths, labels = [], []
-        with open(self.csv_file, encoding='utf-8-sig', newline='') as f:
+        with open(csv_file, encoding='utf-8-sig', newline='') as f:
             reader = csv.reader(f)
             header = next(reader, None)
             if header is None or tuple(

@@ -282,7 +282,7 @@ class OpenImagesMultiLabel(CustomMultiLabelDataset):
         # The image folder with its separator: one join, not one per image.
         head = join_path(self.img_prefix, '')
         drop = self.drop_images_without_positive
-        data_list = []
+        data_list: List[dict] = []
         append = data_list.append
         for i, image_id in enumerate(image_ids):
             start, end = pos_ptr[i], pos_ptr[i + 1]
@@ -301,7 +301,7 @@ class OpenImagesMultiLabel(CustomMultiLabelDataset):
         """Check and count the labels (see :class:`CustomMultiLabelDataset`),
         adding the counts of the CSV's repeats and conflicts."""
         data_list = super().filter_data()
-        self._statistics.update(
+        self._loaded_statistics().update(
             num_images_dropped=self._num_dropped,
             num_duplicate_labels=self._counts['num_duplicate_labels'],
             num_conflicting_labels=self._counts['num_conflicting_labels'])

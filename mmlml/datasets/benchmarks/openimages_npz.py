@@ -133,7 +133,7 @@ def load_labels(path: str) -> OpenImagesLabels:
         _check_csr(path, name, indptr, indices, len(image_ids), len(mids))
         rows = np.repeat(np.arange(len(image_ids)), np.diff(indptr))
         keys.append(rows * len(mids) + indices)
-    both = np.intersect1d(*keys, assume_unique=True)
+    both = np.intersect1d(keys[0], keys[1], assume_unique=True)
     if both.size:
         row, cls = divmod(int(both[0]), len(mids))
         raise ValueError(

@@ -2,7 +2,7 @@
 classes present only as difficult objects."""
 import logging
 import xml.etree.ElementTree as ET
-from typing import Dict, List, Tuple, Union
+from typing import Dict, List, Set, Tuple, Union
 
 import numpy as np
 from mmengine.dataset.base_dataset import force_full_init
@@ -262,7 +262,8 @@ class VOCMultiLabel(CustomMultiLabelDataset, VOC):
             raise ValueError(f'The annotation file {xml_path!r} is not valid '
                              f'XML: {e}.') from None
         class_index = getattr(self, '_class_index', None) or self.class_to_idx
-        labels, labels_difficult = set(), set()
+        labels: Set[int] = set()
+        labels_difficult: Set[int] = set()
         for k, obj in enumerate(root.findall('object'), 1):
             name = (obj.findtext('name') or '').strip()
             if not name:
@@ -333,7 +334,7 @@ class VOCMultiLabel(CustomMultiLabelDataset, VOC):
         """Check the labels (see :class:`CustomMultiLabelDataset`) and count
         the difficult-only labels and the images left out."""
         data_list = super().filter_data()
-        self._statistics.update(
+        self._loaded_statistics().update(
             num_difficult_only=sum(
                 len(item['difficult_only']) for item in data_list),
             num_images_dropped=self._num_dropped)
@@ -344,7 +345,7 @@ class VOCMultiLabel(CustomMultiLabelDataset, VOC):
         if self._fully_initialized:
             return
         super().full_init()
-        stats = self._statistics
+        stats = self._loaded_statistics()
         if self.drop_images_without_positive:
             images = f'{self._num_dropped} (left out)'
         else:
@@ -389,7 +390,7 @@ class VOCMultiLabel(CustomMultiLabelDataset, VOC):
             difficult-only class) and ``num_images_dropped`` (images left out
             by ``drop_images_without_positive``).
         """
-        return dict(self._statistics)
+        return dict(self._loaded_statistics())
 
     def extra_repr(self) -> List[str]:
         """The extra repr information of the dataset."""

@@ -46,6 +46,11 @@ class CanvasPools:
     ``split_seed``.
     """
 
+    split: str
+    num_samples: int
+    val_frac: float
+    split_seed: int
+
     def canvas_pools(self) -> np.ndarray:
         """The pool of every canvas: ``'train'``, ``'val'`` or ``'test'``
         (a ``(num_samples,)`` array of strings): the test pool for the

@@ -49,7 +49,7 @@ def load_scans() -> Tuple[np.ndarray, np.ndarray]:
     otherwise ``load_digits`` reads it.
     """
     spec = importlib.util.find_spec('sklearn')
-    if spec is None:
+    if spec is None or spec.origin is None:
         raise ImportError('DigitCanvases pastes the handwritten digits that '
                           'ship with scikit-learn: pip install scikit-learn')
     path = osp.join(
@@ -72,7 +72,7 @@ def scan_pools(targets: np.ndarray) -> Dict[str, np.ndarray]:
     class by class (every pool holds every digit in the same proportion),
     with a fixed seed. Returns the sorted ``int64`` indices of each pool."""
     rng = np.random.default_rng(_POOL_SEED)
-    pools = {name: [] for name, _ in POOLS}
+    pools: Dict[str, List[np.ndarray]] = {name: [] for name, _ in POOLS}
     for cls in range(NUM_CLASSES):
         members = rng.permutation(np.flatnonzero(targets == cls))
         ends = np.round(np.cumsum([frac for _, frac in POOLS]) *
@@ -261,7 +261,8 @@ class DigitCanvases(CanvasPools, GeneratedMultiLabelDataset):
         draws = rng.random((count, 4))
         tints = rng.uniform(0.95, 1.05, size=(count, 3))
         places = rng.random((count, _PLACEMENT_TRIES, 2))
-        boxes, scan_ids = [], []
+        boxes: List[Tuple[int, int, int, int]] = []
+        scan_ids: List[int] = []
         for (u_scan, u_height, u_width,
              u_level), tint, place in zip(draws, tints, places):
             scan = int(pool[int(u_scan * len(pool))])

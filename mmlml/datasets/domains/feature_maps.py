@@ -119,6 +119,8 @@ def feature_maps(images: np.ndarray, features: dict) -> np.ndarray:
             out[start:start + len(maps)] = maps
             progress.update(len(maps))
     progress.close()
+    if out is None:
+        raise ValueError('There are no images to compute the features of.')
     return out
 
 

@@ -78,7 +78,7 @@ class GeneratedMultiLabelDataset(MultiLabelDataset):
         self.num_samples = num_samples
         self.img_size = img_size
         self.seed = seed
-        self._label_matrix = None
+        self._label_matrix: Optional[np.ndarray] = None
         super().__init__(ann_file='', metainfo=metainfo, **kwargs)
 
     @property
@@ -117,13 +117,14 @@ class GeneratedMultiLabelDataset(MultiLabelDataset):
         super().full_init()
         self._cache_label_matrix()
 
-    def _cache_label_matrix(self) -> None:
+    def _cache_label_matrix(self) -> np.ndarray:
         """Cache the label matrix of the samples (after MMEngine's
         ``indices`` or a subset chose them)."""
         matrix = np.zeros((len(self), self.num_label_columns), dtype=np.uint8)
         for i in range(len(self)):
             matrix[i, self.get_data_info(i)['gt_label']] = 1
         self._label_matrix = matrix
+        return matrix
 
     def get_subset_(self, indices: Union[int, Sequence[int]]) -> None:
         """MMEngine's ``get_subset_``, keeping the label matrix in step."""
@@ -136,11 +137,18 @@ class GeneratedMultiLabelDataset(MultiLabelDataset):
         subset._cache_label_matrix()
         return subset
 
-    def get_label_matrix(self) -> np.ndarray:
-        """The full labels as a ``(N, C)`` ``uint8`` matrix of 0/1."""
+    def _labels(self) -> np.ndarray:
+        """The cached label matrix (loading the samples first)."""
         if not self._fully_initialized:
             self.full_init()
-        return self._label_matrix.copy()
+        matrix = self._label_matrix
+        if matrix is None:  # a subclass's full_init that does not cache it
+            matrix = self._cache_label_matrix()
+        return matrix
+
+    def get_label_matrix(self) -> np.ndarray:
+        """The full labels as a ``(N, C)`` ``uint8`` matrix of 0/1."""
+        return self._labels().copy()
 
     def get_label_matrices(self) -> Tuple[np.ndarray, None]:
         """The labels of every sample at once, as
@@ -158,10 +166,9 @@ class GeneratedMultiLabelDataset(MultiLabelDataset):
 
     def get_cat_ids(self, idx: int) -> List[int]:
         """The class indices of sample ``idx`` (without decoding it)."""
-        if not self._fully_initialized:
-            self.full_init()
+        labels = self._labels()
         idx = check_index(idx, len(self), type(self).__name__)
-        return np.flatnonzero(self._label_matrix[idx]).tolist()
+        return np.flatnonzero(labels[idx]).tolist()
 
     def extra_repr(self) -> List[str]:
         """Describe the generator in ``repr``."""

@@ -16,7 +16,7 @@ import glob
 import hashlib
 import os
 import os.path as osp
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import cv2
 import numpy as np
@@ -210,7 +210,7 @@ def background_paths() -> List[str]:
                                 ('sklearn', osp.join('datasets', 'images'),
                                  SKLEARN_BACKGROUNDS)):
         spec = importlib.util.find_spec(package)
-        if spec is None:
+        if spec is None or spec.origin is None:
             raise ImportError(
                 'PhotoCanvases draws its backgrounds from the photographs '
                 'that ship with scikit-image and scikit-learn: pip install '
@@ -255,7 +255,7 @@ def write_stand_in_stamps(folder: str,
         for index in range(photos_per_category):
             image = np.zeros((size, size, 4), np.uint8)
             colour = cv2.cvtColor(
-                np.uint8([[[hue, 200, 120 + 40 * index % 136]]]),
+                np.array([[[hue, 200, 120 + 40 * index % 136]]], np.uint8),
                 cv2.COLOR_HSV2BGR)[0, 0].tolist()
             cv2.ellipse(image, (size // 2, size // 2), axes, 0, 0, 360,
                         colour + [255], -1)
@@ -479,11 +479,13 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
         count = 1 + int(
             rng.choice(len(self.object_counts), p=self.object_counts))
         classes = rng.choice(len(photos), size=count, replace=False)
-        boxes, photo_ids = [], []
+        boxes: List[Tuple[int, int, int, int]] = []
+        photo_ids: List[Tuple[int, int]] = []
         for cls in classes:
             index = int(pools[cls][int(rng.integers(len(pools[cls])))])
             photo = photos[cls][index]
-            longer = rng.uniform(*self.object_size) * size
+            smallest, largest = self.object_size
+            longer = rng.uniform(smallest, largest) * size
             scale = longer / max(photo.shape[:2])
             height = max(2, min(size, int(round(photo.shape[0] * scale))))
             width = max(2, min(size, int(round(photo.shape[1] * scale))))
@@ -508,7 +510,7 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
             colour = np.clip(patch[..., :3] * brightness, 0, 255)
             region = canvas[box[0]:box[0] + height, box[1]:box[1] + width]
             region[...] = region * (1 - alpha) + colour * alpha
-        info = dict(
+        info: Dict[str, Any] = dict(
             img_shape=(size, size),
             ori_shape=(size, size),
             gt_label=sorted(cls for cls, _ in photo_ids),

@@ -486,7 +486,7 @@ check_annotation_files`).
         info['gt_label'] = self.get_cat_ids(idx)
         if self.split != 'val':
             info['gt_score'] = self._observed_labels[idx].astype(np.float32)
-        elif self.val_labels == 'observed':
+        elif self._eval_unknown is not None:  # observed validation labels
             info['gt_score'] = evaluation_target(self._observed_labels[idx],
                                                  self._eval_unknown)
         elif self._unknown is not None:

@@ -10,7 +10,7 @@ temporaries stay small at any scale.
 """
 import os
 import os.path as osp
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 from mmpretrain.datasets import VOC
@@ -215,7 +215,10 @@ def read_label_states_per_sample(
     full = np.zeros((num_samples, num_classes), dtype=np.uint8)
     unknown = None
     stock_voc = False
-    id_samples, id_lists, state_samples, state_rows = [], [], [], []
+    id_samples: List[int] = []
+    id_lists: List[np.ndarray] = []
+    state_samples: List[int] = []
+    state_rows: List[np.ndarray] = []
 
     def flush_states():
         nonlocal unknown
@@ -247,7 +250,7 @@ def read_label_states_per_sample(
     # Without a ConcatDataset every sample is the dataset's own.
     whole = getattr(dataset, 'pipeline',
                     None) is not None or not hasattr(dataset, 'datasets')
-    readers = {}
+    readers: Dict[int, Any] = {}
     for i in range(num_samples):
         part, j = (dataset, i) if whole else locate(dataset, i)
         reader = readers.get(id(part))

@@ -22,7 +22,7 @@ same annotations; :mod:`~mmlml.datasets.partial.draws` makes the draws.
 import os
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
@@ -116,7 +116,7 @@ class PartialLabelProtocol:
     mode: str = _PROTOCOL['mode'].default
     ratio: Optional[float] = _PROTOCOL['ratio'].default
     seed: int = _PROTOCOL['seed'].default
-    label_file: Optional[str] = None
+    label_file: Optional[Union[str, os.PathLike]] = None
 
     def __post_init__(self):
         checked = _checked(self, _PROTOCOL)

@@ -124,7 +124,7 @@ def statistics_summary(stats: Statistics, where: str) -> str:
             f'{stats["num_images"]} images, {stats["num_classes"]} classes, '
             f'positives {stats["num_positives"]} -> '
             f'{stats["num_observed_positives"]} '
-            f'({100 * stats["kept_fraction"]:.1f}% kept), per image '
+            f'({stats["kept_fraction"]:.1%} kept), per image '
             f'{stats["positives_per_image"]:.2f} -> '
             f'{stats["observed_positives_per_image"]:.2f}, observed '
             f'negatives {stats["num_observed_negatives"]}, images without '

@@ -82,8 +82,9 @@ def multi_view_consistency(probs: Union[Tensor, Sequence[Tensor]],
         raise ValueError('probs must hold at least 2 views of shape (N, K): '
                          'a (V, N, K) tensor with V >= 2, got shape '
                          f'{tuple(probs.shape)}')
-    phi = sum((probs[i] - probs[j]).pow(2).sum(dim=-1)
-              for i, j in combinations(range(probs.size(0)), 2))
+    phi = torch.stack([(probs[i] - probs[j]).pow(2).sum(dim=-1)
+                       for i, j in combinations(range(probs.size(0)), 2)
+                       ]).sum(0)
     if reduction == 'mean':
         return phi.mean()
     if reduction == 'sum':

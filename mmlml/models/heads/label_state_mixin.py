@@ -1,5 +1,5 @@
 """What a multi-label head needs to hand per-sample state to its loss."""
-from typing import Dict, List, NamedTuple, Optional
+from typing import TYPE_CHECKING, Dict, Iterator, List, NamedTuple, Optional
 
 import torch
 import torch.nn as nn
@@ -10,7 +10,7 @@ from mmlml.models.losses.stock_losses import (check_stock_loss_target,
                                               stock_loss_name)
 from mmlml.registry import MODELS
 from mmlml.structures import LabelStore, sample_indices
-from mmlml.utils.hyperparameters import Typed, check_settings
+from mmlml.utils.hyperparameters import Hyperparameter, Typed, check_settings
 
 __all__ = ['LabelStateMixin', 'LossInputs']
 
@@ -28,7 +28,25 @@ class LossInputs(NamedTuple):
     target: Tensor
 
 
-class LabelStateMixin:
+if TYPE_CHECKING:
+
+    class _MultiLabelHead:
+        """What the mixin uses of the MMPretrain head it extends."""
+
+        loss_module: nn.Module
+        training: bool
+
+        def parameters(self) -> Iterator[nn.Parameter]:
+            ...
+
+        def _get_loss(self, cls_score: Tensor, data_samples: List,
+                      **kwargs) -> dict:
+            ...
+else:
+    _MultiLabelHead = object
+
+
+class LabelStateMixin(_MultiLabelHead):
     """Mixin for MMPretrain multi-label heads: look the batch's per-sample
     state up by ``sample_idx`` and hand it to the loss.
 
@@ -71,7 +89,7 @@ class LabelStateMixin:
     _loss_inputs: Optional[LossInputs] = None
     #: The settings of the head besides the stock head's (which
     #: ``*args``/``**kwargs`` pass on).
-    hyperparameters = dict(
+    hyperparameters: Dict[str, Hyperparameter] = dict(
         label_estimator=Typed(
             None,
             types=(dict, nn.Module),
@@ -83,7 +101,7 @@ class LabelStateMixin:
                  label_estimator: Optional[dict] = None,
                  **kwargs):
         super().__init__(*args, **kwargs)
-        self.label_estimator = label_estimator
+        self.label_estimator = label_estimator  # type: ignore[assignment]
         check_settings(self)
         if isinstance(label_estimator, dict):
             self.label_estimator = MODELS.build(label_estimator)
@@ -116,7 +134,7 @@ class LabelStateMixin:
             if name in getattr(estimator, 'provides', ())
         ]
         state = {}
-        if from_estimator:
+        if from_estimator and estimator is not None:
             state.update(estimator(indices.to(cls_score.device)))
         rest = [name for name in names if name not in from_estimator]
         if rest:

@@ -121,6 +121,8 @@ class ROLELabelEstimator(nn.Module):
     #: The state it serves to the loss (see
     #: :class:`~mmlml.models.heads.LabelStateMixin`).
     provides = ('label_estimates', )
+    #: A buffer: the shape the table was initialised with (zeros before).
+    initialized_shape: Tensor
 
     hyperparameters = dict(
         num_samples=_SIZE,

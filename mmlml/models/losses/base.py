@@ -5,7 +5,7 @@ registered ``nn.Module`` built on :class:`PartialLabelLoss`, which takes its
 hyperparameters from that declaration.
 """
 import functools
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Protocol, Tuple, cast
 
 import torch.nn as nn
 from torch import Tensor
@@ -34,8 +34,38 @@ def check_use_sigmoid(owner: str, use_sigmoid: Any) -> None:
             'classes cannot express partial labels')
 
 
-def partial_label_loss(soft_targets: bool = False,
-                       **hyperparameters: Hyperparameter) -> Callable:
+class FunctionalLoss(Protocol):
+    """A functional loss made by :func:`partial_label_loss`, with what it
+    carries."""
+
+    hyperparameters: Dict[str, Hyperparameter]
+    elementwise: Callable[..., Tensor]
+    compute: Callable[..., Tensor]
+
+    def __call__(self, cls_score: Tensor, target: Tensor, *args: Any,
+                 **kwargs: Any) -> Tensor:
+        ...
+
+
+def functional_loss(
+    hyperparameters: Dict[str, Hyperparameter], compute: Callable[..., Tensor]
+) -> Callable[[Callable[..., Tensor]], FunctionalLoss]:
+    """Give a hand-written functional loss what :func:`partial_label_loss`'s
+    carry: its ``hyperparameters`` declaration and ``compute``."""
+
+    def attach(functional: Callable[..., Tensor]) -> FunctionalLoss:
+        loss = cast(FunctionalLoss, functional)
+        loss.hyperparameters = hyperparameters
+        loss.compute = compute
+        return loss
+
+    return attach
+
+
+def partial_label_loss(
+    soft_targets: bool = False,
+    **hyperparameters: Hyperparameter
+) -> Callable[[Callable[..., Tensor]], FunctionalLoss]:
     """Declare a loss's hyperparameters and turn its element-wise function
     into a checked, reducible functional loss.
 
@@ -75,7 +105,7 @@ def partial_label_loss(soft_targets: bool = False,
         ValueError: gamma must lie in [0, inf], got -1.0
     """
 
-    def decorate(elementwise: Callable) -> Callable:
+    def decorate(elementwise: Callable[..., Tensor]) -> FunctionalLoss:
         names = tuple(hyperparameters)
         defaults = {
             name: spec.default
@@ -117,10 +147,11 @@ def partial_label_loss(soft_targets: bool = False,
             return compute(cls_score, target, weight, reduction, avg_factor,
                            **values)
 
-        functional.hyperparameters = dict(hyperparameters)
-        functional.elementwise = elementwise
-        functional.compute = compute
-        return functional
+        loss = cast(FunctionalLoss, functional)
+        loss.hyperparameters = dict(hyperparameters)
+        loss.elementwise = elementwise
+        loss.compute = compute
+        return loss
 
     return decorate
 
@@ -175,7 +206,7 @@ class PartialLabelLoss(nn.Module):
           element-wise losses (``(N,)`` for losses defined per sample).
     """
 
-    loss_fn: Callable = None
+    loss_fn: FunctionalLoss
     hyperparameters: Dict[str, Hyperparameter] = {}
     #: Per-sample state the loss reads: names of ``(N, C)`` (or ``(C,)``)
     #: keyword tensors that a ``PartialLabel*Head`` looks up by

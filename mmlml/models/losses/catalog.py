@@ -137,7 +137,8 @@ def example_state(loss, cls_score: Tensor, seed: int = 0) -> Dict[str, Tensor]:
     on the logits' device and dtype, the same for the same shape and seed.
     Empty for a stateless loss."""
     gen = torch.Generator().manual_seed(seed)
-    shape = tuple(cls_score.shape)
+    num_samples, num_classes = cls_score.shape
+    shape = (num_samples, num_classes)
     return {
         name: EXAMPLE_STATE[name](shape, gen).to(cls_score)
         for name in getattr(loss, 'state_inputs', ())

@@ -43,7 +43,8 @@ PSEUDO_POSITIVE_RANGE = Rule(
 
 
 @partial_label_loss(
-    **gr_loss.hyperparameters,
+    # a ** of declarations, taken for a possible soft_targets by mypy
+    **gr_loss.hyperparameters,  # type: ignore[arg-type]
     rho=Real(0.9, low=0, high=1),
     lam=RealTuple((0.7, 0.5), names=('lam1', 'lam2')),
     reg=Real(0.001, low=0),

@@ -3,7 +3,7 @@
 Chen et al., "Boosting Single Positive Multi-label Classification with
 Generalized Robust Loss", IJCAI 2024 (official code: GRLoss).
 """
-from typing import Dict, Optional, Sequence, Union
+from typing import Dict, Optional, Sequence, Tuple, Union
 
 import torch
 import torch.nn.functional as F
@@ -20,6 +20,8 @@ from .utils import by_state, focal_negative
 __all__ = ['GRLoss', 'gr_loss', 'gr_loss_with_weights', 'gce_term']
 
 SCHEDULES = ('official', 'paper')
+# mypy takes a ``**`` of declarations for a possible ``soft_targets`` of
+# partial_label_loss (hence the ignores where they are passed on).
 ROBUSTNESS = dict(
     q1=Real(0.0, low=0), q2=Real(0.01, low=0), q3=Real(1.0, low=0))
 
@@ -37,7 +39,9 @@ def gce_term(log_prob: Tensor, q: float) -> Tensor:
     return -torch.expm1(q * log_prob) / q
 
 
-@partial_label_loss(k=Hyperparameter(), v=Hyperparameter(), **ROBUSTNESS)
+@partial_label_loss(
+    k=Hyperparameter(), v=Hyperparameter(),
+    **ROBUSTNESS)  # type: ignore[arg-type]  # (see ROBUSTNESS)
 def gr_loss_with_weights(cls_score: Tensor, target: Tensor,
                          k: Union[Tensor, float], v: Union[Tensor, float],
                          q1: float, q2: float, q3: float) -> Tensor:
@@ -89,7 +93,7 @@ def gr_loss_with_weights(cls_score: Tensor, target: Tensor,
     b=Real(),
     mu=Real(),
     sigma=Real(low=0, low_open=True),
-    **ROBUSTNESS)
+    **ROBUSTNESS)  # type: ignore[arg-type]  # (see ROBUSTNESS)
 def gr_loss(cls_score: Tensor, target: Tensor, w: float, b: float, mu: float,
             sigma: float, q1: float, q2: float, q3: float) -> Tensor:
     r"""Generalized Robust Loss (functional form).
@@ -217,7 +221,7 @@ class GRLoss(TrainingProgress, PartialLabelLoss):
         schedule=Choice('official', options=SCHEDULES),
         max_epochs=Integer(None, low=1, optional=True),
         q1=ROBUSTNESS['q1'])
-    rules = (Rule(
+    rules: Tuple[Rule, ...] = (Rule(
         lambda alpha: alpha[1] > 0 and alpha[3] > 0,
         'the sigmas of alpha (its 2nd and 4th values) must be > 0, got '
         '{alpha!r}'), )
@@ -262,14 +266,17 @@ class GRLoss(TrainingProgress, PartialLabelLoss):
         return self._max_epochs_override
 
     def schedule_fractions(
-            self,
-            epoch: Optional[Union[int, Tensor]] = None,
-            total: Optional[Union[int, Tensor]] = None) -> Dict[str, float]:
+        self,
+        epoch: Optional[Union[int, Tensor]] = None,
+        total: Optional[Union[int, Tensor]] = None
+    ) -> Dict[str, Union[float, Tensor]]:
         """How far ``beta`` and ``alpha`` have moved, in ``[0, 1]``, at the
         0-based ``epoch`` of ``total`` (numbers or 0-dim tensors; the
         current epoch by default)."""
         if epoch is None:
-            epoch, total = self.current_epoch(), self.total_epochs()
+            epoch = self.current_epoch()
+        if total is None:
+            total = self.total_epochs()
         start, span = self.linear_init, total - self.linear_init
         beta_frac = _fraction(epoch - start, span)
         alpha_frac = beta_frac if self.schedule == 'paper' else _fraction(
@@ -277,9 +284,10 @@ class GRLoss(TrainingProgress, PartialLabelLoss):
         return dict(beta=beta_frac, alpha=alpha_frac)
 
     def current_parameters(
-            self,
-            epoch: Optional[Union[int, Tensor]] = None,
-            total: Optional[Union[int, Tensor]] = None) -> Dict[str, float]:
+        self,
+        epoch: Optional[Union[int, Tensor]] = None,
+        total: Optional[Union[int, Tensor]] = None
+    ) -> Dict[str, Union[float, Tensor]]:
         """``w, b, mu, sigma`` at ``epoch`` of ``total`` (see
         :meth:`schedule_fractions`)."""
         frac = self.schedule_fractions(epoch, total)
@@ -303,6 +311,7 @@ class GRLoss(TrainingProgress, PartialLabelLoss):
 def _fraction(steps: Union[int, Tensor],
               span: Union[int, Tensor]) -> Union[float, Tensor]:
     """``steps / span`` clipped to ``[0, 1]``, of numbers or tensors."""
-    if isinstance(steps, Tensor) or isinstance(span, Tensor):
-        return (steps / span).clamp(0, 1)
-    return min(max(steps / span, 0.0), 1.0)
+    ratio = steps / span
+    if isinstance(ratio, Tensor):
+        return ratio.clamp(0, 1)
+    return min(max(ratio, 0.0), 1.0)

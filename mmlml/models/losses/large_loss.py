@@ -60,10 +60,10 @@ def num_large_losses(num_entries: int,
     mode = MODE.validate('mode', mode)
     delta_rel = DELTA_REL.validate('delta_rel', delta_rel)
     if isinstance(epoch, Tensor):
-        factor = epoch.double()
+        fraction = epoch.double()
         if mode == 'permanent':
-            factor = factor.clamp(max=1)
-        return torch.ceil(num_entries * factor * delta_rel *
+            fraction = fraction.clamp(max=1)
+        return torch.ceil(num_entries * fraction * delta_rel *
                           (1 - 1e-12)).long()
     if epoch < 0:
         raise ValueError(f'epoch must be >= 0, got {epoch}')

@@ -80,23 +80,27 @@ def lasd_loss(cls_score: Tensor, target: Tensor, lambda_pos: float,
     LEVERAGE.check(
         'lasd_loss',
         dict(lambda_neg=lambda_neg, expected_positives=expected_positives))
-    if lambda_neg is None:
-        num_positives = expected_positives
-        if num_positives is None:
+    negative_weight: Union[float, Tensor]
+    if lambda_neg is not None:
+        negative_weight = lambda_neg
+    else:
+        num_positives: Union[float, Tensor]
+        if expected_positives is not None:
+            num_positives = expected_positives
+        else:
             num_positives = (target == POSITIVE).sum(
                 dim=1, keepdim=True).to(cls_score)
-        lambda_neg = lasd_lambda_neg(lambda_pos, num_positives,
-                                     cls_score.size(1))
-    if observed_negative_weight is None:
-        observed_negative_weight = lambda_neg
+        negative_weight = lasd_lambda_neg(lambda_pos, num_positives,
+                                          cls_score.size(1))
+    observed_weight = negative_weight if observed_negative_weight is None \
+        else observed_negative_weight
     positive = focal_positive(cls_score, gamma_pos)
     negative = focal_negative(cls_score, gamma_neg)
     # Disambiguation: a decision, constant for the backward pass.
     pseudo = (target == UNKNOWN) & (torch.sigmoid(cls_score.detach()) > tau)
     unannotated = torch.where(pseudo, lambda_pos * positive,
-                              lambda_neg * negative)
-    return by_state(target, positive, unannotated,
-                    observed_negative_weight * negative)
+                              negative_weight * negative)
+    return by_state(target, positive, unannotated, observed_weight * negative)
 
 
 @MODELS.register_module()

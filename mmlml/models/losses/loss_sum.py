@@ -64,7 +64,7 @@ class LossSum(nn.Module):
         """Sum of ``loss(cls_score, target, *args, **kwargs)`` over the
         members, each given the state tensors it reads."""
         state = {k: kwargs.pop(k) for k in self.state_inputs if k in kwargs}
-        total = 0
+        total = cls_score.new_zeros(())
         for loss in self.losses:
             mine = {
                 k: v

@@ -13,7 +13,7 @@ from torch import Tensor
 from mmlml.registry import MODELS
 from mmlml.utils.hyperparameters import (Real, Rule, check_hyperparameters,
                                          check_settings, hyperparameters_of)
-from .base import PartialLabelLoss, partial_label_loss
+from .base import PartialLabelLoss, functional_loss, partial_label_loss
 from .utils import check_reduction, check_values
 
 __all__ = ['OPMLLoss', 'opml_loss']
@@ -85,6 +85,7 @@ def _opml_compute(cls_score: Tensor,
         **values)
 
 
+@functional_loss(_opml_per_sample.hyperparameters, _opml_compute)
 def opml_loss(cls_score: Tensor,
               target: Tensor,
               a: float = 1.0,
@@ -114,10 +115,6 @@ def opml_loss(cls_score: Tensor,
                                    'opml_loss')
     return _opml_compute(cls_score, target, weight, reduction, avg_factor,
                          **values)
-
-
-opml_loss.hyperparameters = _opml_per_sample.hyperparameters
-opml_loss.compute = _opml_compute
 
 
 @MODELS.register_module()

@@ -12,6 +12,7 @@ from torch import Tensor
 from mmlml.registry import MODELS
 from mmlml.utils.hyperparameters import (Real, check_hyperparameters,
                                          check_settings)
+from .base import functional_loss
 from .opml_loss import OPMLLoss, opml_loss
 from .utils import (check_reduction, check_values, prepare_inputs,
                     prepare_pseudo_labels)
@@ -67,6 +68,7 @@ def _opml_sp_compute(cls_score: Tensor,
                              **values)
 
 
+@functional_loss(dict(**opml_loss.hyperparameters, rho=RHO), _opml_sp_compute)
 def opml_sp_loss(cls_score: Tensor,
                  target: Tensor,
                  pseudo_labels: Tensor,
@@ -107,10 +109,6 @@ def opml_sp_loss(cls_score: Tensor,
         pseudo_labels=pseudo_labels,
         class_ap=class_ap,
         **values)
-
-
-opml_sp_loss.hyperparameters = dict(**opml_loss.hyperparameters, rho=RHO)
-opml_sp_loss.compute = _opml_sp_compute
 
 
 @MODELS.register_module()

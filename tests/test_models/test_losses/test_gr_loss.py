@@ -125,6 +125,12 @@ def test_schedule_fractions_are_capped():
         dict(w=2.0, b=-2.0, mu=0.8, sigma=0.5))
 
 
+def test_schedule_fractions_of_a_given_epoch_read_the_total():
+    """An epoch given without its total is placed in the loss's own run."""
+    loss = gr()
+    assert loss.schedule_fractions(4) == loss.schedule_fractions(4, 8)
+
+
 def test_set_epoch_past_max_epochs_is_refused():
     loss = gr()
     with pytest.raises(ValueError, match=r'epoch 8 is past .*max_epochs=8'):
