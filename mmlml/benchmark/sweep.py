@@ -199,8 +199,8 @@ class Sweep:
                 f'{", ".join(old["configs"])}); name them all to continue '
                 'it, join it with --join, or name a new --study')
         fixed = [
-            k for k in ('rules', 'domain', 'cfg_options', 'prune',
-                        'work_dir') if old.get(k) != definition.get(k)
+            k for k in ('rules', 'domain', 'cfg_options', 'prune', 'work_dir')
+            if old.get(k) != definition.get(k)
         ]
         if fixed:
             was = ', '.join(f'{k}={old.get(k)!r}' for k in fixed)

@@ -88,8 +88,7 @@ def _options(definition: dict, group: Group, point: dict) -> dict:
     """The overrides of a run: the sweep's, the mode's, the point's, the
     setting's."""
     options = dict(definition.get('cfg_options') or {})
-    options.update(
-        mode_options(group.mode, definition.get('domain')))
+    options.update(mode_options(group.mode, definition.get('domain')))
     options.update(point)
     train_mode = dataset_modes(abs_path(group.config), group.setting)[0]
     options.update(setting_options(group.setting, train_mode))
