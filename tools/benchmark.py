@@ -32,7 +32,8 @@ their commands: docs/benchmark.md.
 Settings: ``single_positive`` (one positive per image, Cole et al.);
 ``r0.5``, ``r0.8`` (each image keeps ``floor(n (1 - r)) + 1`` of its
 ``n`` positives). Modes: ``finetune`` (end to end); ``linear`` (the
-pretrained backbone frozen, the head trained at ``--linear-lr``).
+pretrained backbone frozen, the head trained at each trial's learning
+rate, searched as in ``finetune``).
 """
 import os
 import os.path as osp

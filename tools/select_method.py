@@ -42,7 +42,6 @@ ranks nothing and writes no best config.
 import copy
 import os
 import os.path as osp
-import re
 import shlex
 import sys
 
@@ -64,14 +63,12 @@ from mmlml.utils.optuna_storage import storage_path
 
 #: The setting of every run: the config's own labels.
 SETTING, MODE = 'own', 'finetune'
-#: What a method name may be: the name of a preset, configs/demo/NAME.py.
-METHOD_NAME = re.compile(r'^[A-Za-z0-9_]+$')
 
 
 def _check_methods(parser, methods: list) -> None:
     """Each of ``--methods`` names a preset (not a path, not a typo)."""
     for name in methods:
-        if not METHOD_NAME.match(name):
+        if not selection.METHOD_NAME.fullmatch(name):
             stem = osp.splitext(osp.basename(name.rstrip('/')))[0]
             parser.error(f'--methods takes the names of presets '
                          f'(configs/demo/NAME.py), not paths: {stem!r}, not '

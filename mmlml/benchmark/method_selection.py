@@ -46,7 +46,7 @@ from mmlml.cli import check_output, config_input_files
 from .sweep import REPO_ROOT
 
 __all__ = [
-    'MethodError', 'SelectionError', 'PRESETS', 'preset_path',
+    'MethodError', 'SelectionError', 'METHOD_NAME', 'PRESETS', 'preset_path',
     'supported_methods', 'apply_preset', 'training_epochs', 'check_training',
     'prepare_methods', 'method_configs', 'method_config_text', 'write_config',
     'validation_labels', 'optimizer_rate', 'lr_search'
@@ -61,6 +61,10 @@ LINEAR_HEADS = ('MultiLabelLinearClsHead', 'PartialLabelLinearClsHead')
 
 _BASE_LINE = re.compile(r'^_base_\s*=\s*\[?\s*[\'"]([^\'"]+)[\'"]\s*\]?\s*$',
                         re.MULTILINE)
+
+#: What a method name may be: the name of a preset, ``PRESETS/NAME.py``
+#: (never a path, which would be read as a preset).
+METHOD_NAME = re.compile(r'[A-Za-z0-9_]+')
 
 
 class MethodError(ValueError):
@@ -125,7 +129,7 @@ def _carried(key: str, consistency: bool) -> bool:
 
 def _check_preset(name: str) -> Config:
     """The preset on ``an.py``; MethodError if it is not carried over."""
-    if not re.fullmatch(r'[A-Za-z0-9_]+', str(name)):
+    if not METHOD_NAME.fullmatch(str(name)):
         raise MethodError(f'{name!r} is not a method name (a preset of '
                           f'{_rel(PRESETS)}, e.g. hill): a path is never '
                           'read as a preset')
