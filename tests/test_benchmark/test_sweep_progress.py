@@ -9,7 +9,7 @@ import types
 
 import pytest
 from conftest import ROOT
-from test_sweep import define
+from test_sweep import define, fake_trainer  # noqa: F401 (autouse)
 
 from mmlml.benchmark import progress as progress_module
 from mmlml.benchmark.worker import work

@@ -9,6 +9,7 @@ import sys
 import pytest
 from conftest import ROOT
 
+from mmlml.datasets.domains import photo_canvases
 from mmlml.datasets.domains.photo_canvases import PHOTO_CATEGORIES
 
 # ``apt-get download PACKAGE``: writes a package file into the working
@@ -50,6 +51,9 @@ def debian_tools(tmp_path, monkeypatch):
         path.chmod(0o755)
     monkeypatch.setenv('PATH', str(bin_dir))
     monkeypatch.delenv('MMLML_TUXPAINT_STAMPS', raising=False)
+    # Stamps installed on this machine are not looked at.
+    monkeypatch.setattr(photo_canvases, 'STAMP_FOLDERS',
+                        (str(tmp_path / 'not-installed'), ))
     monkeypatch.chdir(tmp_path)  # no data/tuxpaint-stamps here
     return bin_dir
 
