@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Sequence, Tuple, Union
 
 from .report import report_args, write_reports
 from .results import domains_table
+from .settings import DEFAULT_DOMAIN
 
 __all__ = ['COMPARISONS', 'comparison_markdown', 'check_docs']
 
@@ -88,7 +89,7 @@ def comparison_markdown(paths: List[str],
         if not rows:
             raise ValueError(f'{path} holds no results in mode '
                              f'{path_mode!r} and setting {setting!r}')
-        domain = data['sweep'].get('domain') or 'synthetic_shapes'
+        domain = data['sweep'].get('domain') or DEFAULT_DOMAIN
         if len(set(modes)) > 1:
             domain = f'{domain} ({path_mode})'
         if domain in domains:
