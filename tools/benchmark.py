@@ -25,9 +25,9 @@ reproduces it), then ``--markdown`` (one table per setting: mean ± std
 over seeds of test mAP, CF1, OF1 and the share of the AN -> full-label
 gap closed), ``--claims`` (the papers' claims checked) and ``--figure``,
 all written from that JSON. ``--report-only`` rewrites them from an
-existing ``--out``; ``--check-docs`` regenerates every committed
-benchmark file and fails on any difference. The committed sweeps and
-their commands: docs/benchmark.md.
+existing ``--out``; ``--check-docs`` regenerates every record's files and
+every comparison committed in docs/results/ and fails on any difference.
+The committed sweeps and their commands: docs/benchmark.md.
 
 Settings: ``single_positive`` (one positive per image, Cole et al.);
 ``r0.5``, ``r0.8`` (each image keeps ``floor(n (1 - r)) + 1`` of its
@@ -148,8 +148,8 @@ def parse_args(argv=None):
     parser.add_argument(
         '--check-docs',
         action='store_true',
-        help='regenerate every committed benchmark file into a temporary '
-        'folder and fail on any difference')
+        help='regenerate every benchmark file of docs/results/ into a '
+        'temporary folder and fail on any difference')
     args = parser.parse_args(argv)
     if args.check_docs or args.report_only:
         return args
