@@ -1,6 +1,7 @@
 """What a benchmark run is given besides its config: the partial-label
-settings (the training and validation labels), the training modes, and
-the ``--cfg-options`` that put a config in a setting and a mode.
+settings (the training and validation labels), the training modes, the
+``--cfg-options`` that put a config in a setting and a mode, and the
+domains of the demo configs (found by their files, :func:`domains`).
 """
 import os
 import os.path as osp
