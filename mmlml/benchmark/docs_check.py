@@ -20,7 +20,7 @@ import os.path as osp
 import re
 import shlex
 import tempfile
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .report import report_args, write_reports
 from .results import domains_table
@@ -166,41 +166,61 @@ def _files(root: str, folder: str) -> List[str]:
     return sorted(found)
 
 
+def _read_result(path: str) -> Tuple[Optional[str], Any]:
+    """What the file at ``path`` is: ``('record', its JSON)`` for a sweep
+    record with reports, ``('comparison', its arguments)`` for a
+    comparison, ``(None, None)`` for anything else; ValueError for a JSON
+    that does not parse or a comparison line that does not."""
+    if path.endswith('.json'):
+        with open(path) as f:
+            try:
+                data = json.load(f)
+            except ValueError as error:
+                raise ValueError(f'not JSON ({error})') from None
+        if isinstance(data, dict) and 'reports' in data and 'sweep' in data:
+            return 'record', data
+    elif path.endswith('.md'):
+        with open(path, encoding='utf-8') as f:
+            comparison = read_comparison(f.readline())
+        if comparison is not None:
+            return 'comparison', comparison
+    return None, None
+
+
 def check_docs(root: str) -> List[str]:
     """The differences between the committed benchmark files under
     ``root`` (:data:`RESULTS_DIR`) and what their records make (empty:
     none)."""
     problems = []
-    records = []
-    comparisons = []
+    records: List[Tuple[str, Dict[str, Any]]] = []
+    comparisons: List[Tuple[str, Dict[str, Any]]] = []
     files = _files(root, RESULTS_DIR)
     made = set()  # the files a record or a comparison accounts for
     for rel in files:
-        path = osp.join(root, rel)
-        if rel.endswith('.json'):
-            with open(path) as f:
-                try:
-                    data = json.load(f)
-                except ValueError as error:
-                    problems.append(f'{rel}: not JSON ({error})')
-                    made.add(rel)
-                    continue
-            if isinstance(data, dict) and 'reports' in data and \
-                    'sweep' in data:
-                records.append((rel, data))
-                made.add(rel)
-        elif rel.endswith('.md'):
-            with open(path, encoding='utf-8') as f:
-                first_line = f.readline()
-            try:
-                comparison = read_comparison(first_line)
-            except ValueError as error:
-                problems.append(f'{rel}: {error}')
-                made.add(rel)
-                continue
-            if comparison is not None:
-                comparisons.append((rel, comparison))
-                made.add(rel)
+        try:
+            kind, content = _read_result(osp.join(root, rel))
+        except ValueError as error:
+            problems.append(f'{rel}: {error}')
+            made.add(rel)
+            continue
+        if kind is not None:
+            made.add(rel)
+            (records if kind == 'record' else comparisons).append(
+                (rel, content))
+    # A record or comparison beside the guides (one from before the
+    # results had their folder) would go unchecked: it is reported.
+    docs = osp.dirname(RESULTS_DIR)
+    for rel in _files(root, docs):
+        if osp.dirname(rel) != docs:
+            continue
+        try:
+            kind, _ = _read_result(osp.join(root, rel))
+        except ValueError:
+            continue  # not a result: the guides' business
+        if kind is not None:
+            problems.append(f'{rel}: a benchmark {kind} outside '
+                            f'{RESULTS_DIR}/ (git mv it there; a record\'s '
+                            '"reports" name the new paths)')
     if not records:
         problems.append(f'no sweep record with reports under {RESULTS_DIR}/')
     with tempfile.TemporaryDirectory() as tmp:
@@ -219,7 +239,7 @@ def check_docs(root: str) -> List[str]:
             for key, rel in committed.items():
                 made.add(rel)
                 old = osp.join(root, rel)
-                if osp.commonpath([rel, RESULTS_DIR]) != RESULTS_DIR:
+                if not rel.startswith(RESULTS_DIR + os.sep):
                     problems.append(f'{rel} (the {key} of {record}) is '
                                     f'outside {RESULTS_DIR}/')
                 if not osp.exists(old):

@@ -86,6 +86,17 @@ def test_records_and_comparisons_are_found_by_their_files(checkout):
         p.startswith(f'{rel}: ') and 'no such file' in p for p in problems)
 
 
+def test_a_record_beside_the_guides_is_reported(checkout):
+    root = str(checkout)
+    out = _record(root, 'benchmark_a', None)
+    shutil.copy(str(checkout / out), str(checkout / 'docs' / 'benchmark.json'))
+    assert check_docs(root) == [
+        f'{osp.join("docs", "benchmark.json")}: a benchmark record outside '
+        f'{RESULTS_DIR}/ (git mv it there; a record\'s "reports" name the '
+        'new paths)'
+    ]
+
+
 def test_a_record_names_its_reports_inside_the_results(checkout):
     root = str(checkout)
     out = _record(root, 'benchmark_a', None)
