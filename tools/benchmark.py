@@ -25,9 +25,9 @@ reproduces it), then ``--markdown`` (one table per setting: mean ± std
 over seeds of test mAP, CF1, OF1 and the share of the AN -> full-label
 gap closed), ``--claims`` (the papers' claims checked) and ``--figure``,
 all written from that JSON. ``--report-only`` rewrites them from an
-existing ``--out``; ``--check-docs`` regenerates every committed
-benchmark file and fails on any difference. The committed sweeps and
-their commands: docs/benchmark.md.
+existing ``--out``; ``--check-docs`` regenerates every record's files and
+every comparison committed in docs/results/ and fails on any difference.
+The committed sweeps and their commands: docs/benchmark.md.
 
 Settings: ``single_positive`` (one positive per image, Cole et al.);
 ``r0.5``, ``r0.8`` (each image keeps ``floor(n (1 - r)) + 1`` of its
@@ -51,7 +51,8 @@ from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
 from mmlml.benchmark.record import (check_ledger, definition_from_ledger,
                                     export, import_ledger, read_json)
 from mmlml.benchmark.report import report, report_args, write_reports
-from mmlml.benchmark.settings import IMPOSED_SETTINGS, MODES
+from mmlml.benchmark.settings import (IMPOSED_SETTINGS, MODES, domain_file,
+                                      domains)
 from mmlml.benchmark.sweep import Sweep, abs_path, repo_path
 from mmlml.cli import check_checkout, check_output, tool_parser
 from mmlml.utils.optuna_storage import storage_path
@@ -93,7 +94,7 @@ def parse_args(argv=None):
         help='the high end of the gap closed (default: full_labels)')
     parser.add_argument(
         '--domain',
-        choices=domains(),
+        choices=domains(ROOT),
         help='the data and backbone of the demo configs (a file of '
         'configs/_base_/domains/; default: the configs\' own)')
     add_run_arguments(
@@ -147,8 +148,8 @@ def parse_args(argv=None):
     parser.add_argument(
         '--check-docs',
         action='store_true',
-        help='regenerate every committed benchmark file into a temporary '
-        'folder and fail on any difference')
+        help='regenerate every benchmark file of docs/results/ into a '
+        'temporary folder and fail on any difference')
     args = parser.parse_args(argv)
     if args.check_docs or args.report_only:
         return args
@@ -175,15 +176,6 @@ def parse_args(argv=None):
     return args
 
 
-def domains() -> list:
-    """The names of configs/_base_/domains/*.py."""
-    folder = osp.join(osp.dirname(TOOLS), 'configs', '_base_', 'domains')
-    if not osp.isdir(folder):
-        return []
-    return sorted(
-        osp.splitext(f)[0] for f in os.listdir(folder) if f.endswith('.py'))
-
-
 def use_domain(domain: Optional[str]) -> None:
     """Select the domain of the demo configs for this process and its runs,
     and make what the domain needs first: each of its ``prepare_command``
@@ -194,8 +186,7 @@ def use_domain(domain: Optional[str]) -> None:
         return
     os.environ['MMLML_DEMO_DOMAIN'] = domain
     root = osp.dirname(TOOLS)
-    cfg = Config.fromfile(
-        osp.join(root, 'configs', '_base_', 'domains', f'{domain}.py'))
+    cfg = Config.fromfile(domain_file(domain, root))
     commands, creates = cfg.get('prepare_command'), cfg.get('prepare_creates')
     if isinstance(creates, str):  # one command and what it makes
         commands, creates = [commands], [creates]

@@ -10,7 +10,7 @@ import types
 from .paper_claims import claims_markdown
 from .results import markdown_table
 from .search import SearchRules, tuned_table
-from .settings import SETTING_TITLES
+from .settings import DEFAULT_DOMAIN, SETTING_TITLES
 
 __all__ = ['report_args', 'report', 'plot', 'write_reports', 'claims_report']
 
@@ -128,7 +128,7 @@ def plot(results: dict, args, path: str) -> None:
         ax.set_xlabel('test mAP (%)')
         tuned = ', tuned on validation' if args.tune else ', fixed recipe'
         ax.set_title(
-            f'{args.domain or "synthetic_shapes"}: '
+            f'{args.domain or DEFAULT_DOMAIN}: '
             f'{SETTING_TITLES[setting]}\n({mode}, '
             f'{_seeds(args.seeds)}{tuned})',
             fontsize=10)
@@ -161,7 +161,7 @@ def claims_report(results: dict, args) -> str:
         f'{args.out or "this benchmark"}; do not edit. -->\n'
     ]
     for mode, by_setting in _in_order(results, args).items():
-        domain = args.domain or 'synthetic_shapes'
+        domain = args.domain or DEFAULT_DOMAIN
         parts.append(f'## Paper claims: {domain}, {mode}, tuned on '
                      f'validation ({_seeds(args.seeds)})\n')
         parts.append(

@@ -1,15 +1,18 @@
 """What a benchmark run is given besides its config: the partial-label
-settings (the training and validation labels), the training modes, and
-the ``--cfg-options`` that put a config in a setting and a mode.
+settings (the training and validation labels), the training modes, the
+``--cfg-options`` that put a config in a setting and a mode, and the
+domains of the demo configs (found by their files, :func:`domains`).
 """
+import os
 import os.path as osp
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from mmengine.config import Config
 
 __all__ = [
     'SETTINGS', 'IMPOSED_SETTINGS', 'SETTING_TITLES', 'MODES', 'dataset_modes',
-    'setting_options', 'linear_domain', 'run_domain', 'mode_options',
+    'setting_options', 'DOMAINS_DIR', 'DEFAULT_DOMAIN', 'domains',
+    'domain_file', 'linear_domain', 'run_domain', 'mode_options',
     'format_options', 'REPO_ROOT', 'abs_path'
 ]
 
@@ -98,15 +101,38 @@ def setting_options(setting: str, train_mode: str) -> dict:
     return options
 
 
+#: The folder of the domains, relative to the repository: each file is one
+#: domain of the demo configs, named after it (``MMLML_DEMO_DOMAIN``,
+#: ``tools/benchmark.py --domain``). A domain is added by adding its file.
+DOMAINS_DIR = osp.join('configs', '_base_', 'domains')
+
+#: The domain of the demo configs when none is chosen (the default of
+#: ``MMLML_DEMO_DOMAIN`` in ``configs/demo/an.py``).
+DEFAULT_DOMAIN = 'synthetic_shapes'
+
+
+def domains(root: str = REPO_ROOT) -> List[str]:
+    """The domains of the checkout at ``root``: the names of the files of
+    :data:`DOMAINS_DIR`, sorted (none where the folder is missing)."""
+    folder = osp.join(root, DOMAINS_DIR)
+    if not osp.isdir(folder):
+        return []
+    return sorted(name[:-3] for name in os.listdir(folder)
+                  if name.endswith('.py') and not name.startswith(('_', '.')))
+
+
+def domain_file(domain: str, root: str = REPO_ROOT) -> str:
+    """The config file of ``domain`` in the checkout at ``root``."""
+    return osp.join(root, DOMAINS_DIR, f'{domain}.py')
+
+
 def linear_domain(domain: Optional[str]) -> Optional[str]:
     """The domain file of ``domain``'s own linear protocol (its config's
     ``linear_domain``, e.g. a head trained on cached feature maps), or None
     where the linear mode freezes the backbone of the domain itself."""
     if domain is None:
         return None
-    cfg = Config.fromfile(
-        osp.join(REPO_ROOT, 'configs', '_base_', 'domains', f'{domain}.py'))
-    return cfg.get('linear_domain')
+    return Config.fromfile(domain_file(domain)).get('linear_domain')
 
 
 def run_domain(domain: Optional[str], mode: str) -> Optional[str]:

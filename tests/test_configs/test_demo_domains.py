@@ -1,7 +1,8 @@
-"""The domains of the demo configs (configs/_base_/domains/): chosen by
-MMLML_DEMO_DOMAIN in configs/demo/an.py, each defining what the demo
-configs read, and the digits domain built and stepped once."""
-import glob
+"""The domains of the demo configs (configs/_base_/domains/): found by
+their files, chosen by MMLML_DEMO_DOMAIN in configs/demo/an.py, each
+defining what the demo configs read, and the digits domain built and
+stepped once."""
+import os
 import os.path as osp
 
 import pytest
@@ -12,12 +13,15 @@ from mmengine.dataset import pseudo_collate
 from mmengine.registry import DefaultScope
 
 import mmlml  # noqa: F401
+from mmlml.benchmark.settings import (DEFAULT_DOMAIN, DOMAINS_DIR, domain_file,
+                                      domains)
 from mmlml.registry import DATASETS, MODELS
 
-DOMAINS = sorted(
-    osp.splitext(osp.basename(p))[0]
-    for p in glob.glob(osp.join(ROOT, 'configs', '_base_', 'domains', '*.py')))
+DOMAINS = domains()
 AN = osp.join(ROOT, 'configs', 'demo', 'an.py')
+#: The dataloaders and metrics every domain shares.
+SHARED = Config.fromfile(
+    osp.join(ROOT, 'configs', '_base_', 'datasets', 'generated_domain.py'))
 
 
 def _demo_config(monkeypatch, domain=None, name='an.py'):
@@ -28,11 +32,20 @@ def _demo_config(monkeypatch, domain=None, name='an.py'):
     return Config.fromfile(osp.join(ROOT, 'configs', 'demo', name))
 
 
-def test_domains_found():
-    assert DOMAINS == [
-        'digit_canvases', 'photo_canvases', 'photo_canvases_linear',
-        'synthetic_shapes'
-    ]
+def test_domains_are_found_by_their_files(tmp_path):
+    """A domain is its file: the domains are the files present, a new
+    file is a new domain, and nothing else in the folder is one."""
+    folder = osp.join(ROOT, DOMAINS_DIR)
+    assert DOMAINS == sorted(name[:-3] for name in os.listdir(folder)
+                             if name.endswith('.py'))
+    assert DEFAULT_DOMAIN in DOMAINS and len(DOMAINS) >= 3
+    assert domain_file('x') == osp.join(folder, 'x.py')
+    checkout = tmp_path / 'checkout'
+    assert domains(str(checkout)) == []
+    (checkout / DOMAINS_DIR).mkdir(parents=True)
+    for name in ('striped.py', 'dots.py', '_shared.py', 'README.md'):
+        (checkout / DOMAINS_DIR / name).write_text('')
+    assert domains(str(checkout)) == ['dots', 'striped']
 
 
 @pytest.mark.parametrize('domain', DOMAINS)
@@ -52,11 +65,20 @@ def test_domain_defines_what_the_demo_configs_read(domain, monkeypatch):
         assert cfg.model.backbone.init_cfg.type == 'Pretrained'
     assert cfg.train_cfg.max_epochs == 10
     assert cfg.optim_wrapper.optimizer.lr == 0.01
+    # The wrapping and the metrics are the shared file's.
+    for key in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        for setting in ('batch_size', 'num_workers', 'sampler'):
+            assert cfg[key][setting] == SHARED[key][setting], (key, setting)
+    assert cfg.val_evaluator == cfg.test_evaluator == SHARED.val_evaluator
+    for key in ('type', 'mode', 'seed', 'split'):
+        assert cfg.train_dataloader.dataset[key] == \
+            SHARED.train_dataloader.dataset[key]
 
 
 def test_default_domain_is_synthetic_shapes(monkeypatch):
+    assert DEFAULT_DOMAIN == 'synthetic_shapes'
     default = _demo_config(monkeypatch).to_dict()
-    explicit = _demo_config(monkeypatch, 'synthetic_shapes').to_dict()
+    explicit = _demo_config(monkeypatch, DEFAULT_DOMAIN).to_dict()
     assert default == explicit
     assert default['train_dataloader']['dataset']['dataset']['type'] == \
         'SyntheticShapes'

@@ -404,6 +404,17 @@ def test_a_second_stage_finds_its_scores_hook_by_type(tmp_path):
         scores_key(str(none), stage, {})
 
 
+def test_domain_choices_are_the_domain_files():
+    """``--domain`` takes every domain file of the checkout, and no other
+    name."""
+    assert benchmark.domains() == benchmark.domains(ROOT)
+    for domain in benchmark.domains(ROOT):
+        args = benchmark.parse_args(['configs/demo/an.py', '--domain', domain])
+        assert args.domain == domain
+    with pytest.raises(SystemExit):
+        benchmark.parse_args(['configs/demo/an.py', '--domain', 'elsewhere'])
+
+
 def test_use_domain_makes_what_is_missing(tmp_path, monkeypatch):
     """``--domain`` selects the demo domain for the runs and runs the
     domain's ``prepare_command`` entries whose ``prepare_creates`` is
@@ -428,6 +439,6 @@ def test_use_domain_makes_what_is_missing(tmp_path, monkeypatch):
     assert (tmp_path / 'b.txt').read_text() == 'kept'  # it existed
     benchmark.use_domain('single')
     assert (tmp_path / 'c.txt').read_text() == 'made'
-    assert benchmark.domains() == ['listed', 'single']
+    assert benchmark.domains(str(tmp_path)) == ['listed', 'single']
     benchmark.use_domain(None)  # no domain: nothing changes
     assert os.environ['MMLML_DEMO_DOMAIN'] == 'single'

@@ -4,40 +4,24 @@ gap, and how well the domains agree on the order of the methods
 (Spearman's rank correlation)::
 
     python tools/analysis/compare_benchmarks.py \\
-        docs/benchmark_synthetic.json docs/benchmark_digits.json \\
-        --markdown docs/benchmark_domains.md
+        docs/results/benchmark_synthetic.json \\
+        docs/results/benchmark_digits.json \\
+        --markdown docs/results/benchmark_domains.md
 
 Each JSON is the ``--out`` of ``tools/benchmark.py``; its domain is
 the one its sweep records (``sweep.domain``; the demo's own,
-``synthetic_shapes``, when none). Nothing is trained.
+``synthetic_shapes``, when none). Nothing is trained. The markdown starts
+with the arguments that made it, so that ``tools/benchmark.py
+--check-docs`` makes every comparison of ``docs/results/`` again.
 """
 
-from mmlml.benchmark.docs_check import comparison_markdown
+from mmlml.benchmark.docs_check import (add_comparison_arguments,
+                                        comparison_markdown)
 from mmlml.cli import add_force_argument, check_output, tool_parser
 
 
 def parse_args(argv=None):
-    parser = tool_parser(__doc__)
-    parser.add_argument(
-        'benchmarks',
-        nargs='+',
-        help='the --out JSON files of tuned benchmarks, one per domain')
-    parser.add_argument(
-        '--setting',
-        default='single_positive',
-        help='the setting to compare (default: single_positive)')
-    parser.add_argument(
-        '--mode',
-        nargs='+',
-        default=['finetune'],
-        help='the training mode to compare (default: finetune), or one per '
-        'record (e.g. one domain in both modes)')
-    parser.add_argument(
-        '--baseline', default='an', help='the low end of the gap (an)')
-    parser.add_argument(
-        '--oracle',
-        default='full_labels',
-        help='the high end of the gap (full_labels)')
+    parser = add_comparison_arguments(tool_parser(__doc__))
     parser.add_argument('--markdown', help='write the comparison there too')
     add_force_argument(parser)
     return parser.parse_args(argv)

@@ -1,8 +1,10 @@
 # The embedded demo dataset (SyntheticShapes, generated in memory): 20
-# long-tailed classes of coloured sprites on 32x32 canvases. Training keeps
-# one random positive per image (single positive labels); validation is a
-# held-out, fully labelled 20% of the training images; the test split is a
-# separate, fully labelled sample of the same generator.
+# long-tailed classes of coloured sprites on 32x32 canvases, wrapped like
+# every domain (generated_domain.py): single positive labels for training,
+# a fully labelled 20% of the training images for validation, a separate
+# fully labelled test split.
+_base_ = ['./generated_domain.py']
+
 dataset_type = 'SyntheticShapes'
 num_classes = 20
 # Mean number of positives per image (for the losses that take the expected
@@ -14,9 +16,6 @@ synthetic = dict(type=dataset_type, num_classes=num_classes, img_size=32)
 train_images = dict(**synthetic, split='train', num_samples=2500, seed=0)
 # The training split: 80% of them (the rest validates).
 num_train_samples = 2000
-# Single positive labels, generated over all training images (seed 1200).
-partial_labels = dict(
-    type='PartialLabelDataset', mode='single_positive', seed=1200)
 
 data_preprocessor = dict(
     num_classes=num_classes,
@@ -28,60 +27,13 @@ data_preprocessor = dict(
     to_onehot=True,
 )
 
-# No loading transform: the dataset puts the image array in `img`.
+# A random horizontal flip for training.
 train_pipeline = [
     dict(type='RandomFlip', prob=0.5, direction='horizontal'),
     dict(type='PackInputs'),
 ]
-test_pipeline = [dict(type='PackInputs')]
 
-# No worker processes (the images are made in memory), hence no
-# persistent workers: MMPretrain's tools/train.py would turn them on
-# by default, which PyTorch refuses without workers.
 train_dataloader = dict(
-    batch_size=32,
-    num_workers=0,
-    persistent_workers=False,
-    dataset=dict(
-        **partial_labels,
-        dataset=dict(**train_images, pipeline=train_pipeline),
-        split='train'),
-    sampler=dict(type='DefaultSampler', shuffle=True),
-)
-
-val_dataloader = dict(
-    batch_size=256,
-    num_workers=0,
-    persistent_workers=False,
-    dataset=dict(
-        **partial_labels,
-        dataset=dict(**train_images, pipeline=test_pipeline),
-        split='val',
-        # The full labels of the validation images (Cole et al.'s default);
-        # 'observed': as partial as the training labels.
-        val_labels='clean'),
-    sampler=dict(type='DefaultSampler', shuffle=False),
-)
-# mAP, then MMPretrain's per-class (CP, CR, mean of per-class F1) and
-# overall (OP, OR, OF1) metrics, then the papers' CF1 = 2 CP CR / (CP + CR).
-val_evaluator = [
-    dict(type='PartialLabelAveragePrecision'),
-    dict(type='MultiLabelMetric', thr=0.5),
-    dict(type='MultiLabelMetric', thr=0.5, average='micro'),
-    dict(type='MultiLabelF1Metric', thr=0.5),
-]
-
-test_dataloader = dict(
-    batch_size=256,
-    num_workers=0,
-    persistent_workers=False,
-    dataset=dict(
-        **synthetic,
-        split='test',
-        num_samples=2000,
-        seed=0,
-        test_mode=True,
-        pipeline=test_pipeline),
-    sampler=dict(type='DefaultSampler', shuffle=False),
-)
-test_evaluator = val_evaluator
+    dataset=dict(dataset=dict(**train_images, pipeline=train_pipeline)))
+val_dataloader = dict(dataset=dict(dataset=train_images))
+test_dataloader = dict(dataset=dict(**synthetic, num_samples=2000))

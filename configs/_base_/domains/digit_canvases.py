@@ -10,6 +10,8 @@
 # end to end. The data are wrapped exactly like the synthetic domain's:
 # single positive labels for training, a fully labelled 20% of the training
 # canvases for validation, a separate fully labelled test split.
+_base_ = ['../datasets/generated_domain.py']
+
 dataset_type = 'DigitCanvases'
 num_classes = 10
 # Mean number of positives per image (for the losses that take the expected
@@ -24,12 +26,9 @@ train_images = dict(
     **digits, **train_val_split, split='train', num_samples=1250, seed=0)
 # The training split: 80% of them (the rest validates).
 num_train_samples = 1000
-# Single positive labels, generated over all training canvases (seed 1200).
-partial_labels = dict(
-    type='PartialLabelDataset',
-    mode='single_positive',
-    seed=1200,
-    **train_val_split)
+# Single positive labels, generated over all training canvases (seed 1200,
+# generated_domain.py), on this split.
+partial_labels = train_val_split
 
 # Made by tools/benchmark.py (--domain digit_canvases) when missing.
 prepare_command = ('python tools/model_converters/efficientnet_lite0.py '
@@ -66,58 +65,8 @@ data_preprocessor = dict(
     to_onehot=True,
 )
 
-# No loading transform: the dataset puts the image array in `img`. No flip:
-# a mirrored digit is no digit.
-train_pipeline = [dict(type='PackInputs')]
-test_pipeline = [dict(type='PackInputs')]
-
-# No worker processes (the images are made in memory), hence no
-# persistent workers: MMPretrain's tools/train.py would turn them on
-# by default, which PyTorch refuses without workers.
-train_dataloader = dict(
-    batch_size=32,
-    num_workers=0,
-    persistent_workers=False,
-    dataset=dict(
-        **partial_labels,
-        dataset=dict(**train_images, pipeline=train_pipeline),
-        split='train'),
-    sampler=dict(type='DefaultSampler', shuffle=True),
-)
-
-val_dataloader = dict(
-    batch_size=256,
-    num_workers=0,
-    persistent_workers=False,
-    dataset=dict(
-        **partial_labels,
-        dataset=dict(**train_images, pipeline=test_pipeline),
-        split='val',
-        # The full labels of the validation images (Cole et al.'s default);
-        # 'observed': as partial as the training labels.
-        val_labels='clean'),
-    sampler=dict(type='DefaultSampler', shuffle=False),
-)
-# The synthetic domain's metrics: mAP, MMPretrain's per-class and overall
-# metrics, the papers' CF1.
-val_evaluator = [
-    dict(type='PartialLabelAveragePrecision'),
-    dict(type='MultiLabelMetric', thr=0.5),
-    dict(type='MultiLabelMetric', thr=0.5, average='micro'),
-    dict(type='MultiLabelF1Metric', thr=0.5),
-]
-
-test_dataloader = dict(
-    batch_size=256,
-    num_workers=0,
-    persistent_workers=False,
-    dataset=dict(
-        **digits,
-        split='test',
-        num_samples=1000,
-        seed=0,
-        test_mode=True,
-        pipeline=test_pipeline),
-    sampler=dict(type='DefaultSampler', shuffle=False),
-)
-test_evaluator = val_evaluator
+# The shared wrapping and metrics (generated_domain.py) on these canvases.
+# No flip (the shared pipelines): a mirrored digit is no digit.
+train_dataloader = dict(dataset=dict(**train_val_split, dataset=train_images))
+val_dataloader = dict(dataset=dict(**train_val_split, dataset=train_images))
+test_dataloader = dict(dataset=dict(**digits, num_samples=1000))
