@@ -151,28 +151,39 @@ def test_resume_without_a_seed_in_worker_processes(tiny_demo_config, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('method', sorted(METHODS))
-def test_two_processes_end_with_the_same_state(tiny_demo_config, tmp_path,
-                                               method):
-    config = method_config(tiny_demo_config, tmp_path, method, 'dist',
-                           [dict(type='DumpLabelState')])
-    cfg = Config.fromfile(config)
+def test_two_processes_end_with_the_same_state(tiny_demo_config, tmp_path):
+    """Every method of :data:`METHODS` trained by two processes (torchrun,
+    gloo; the methods in turn in the same two processes, one start for
+    all): both ranks end with the same label store and head."""
+    configs = {
+        method:
+        method_config(tiny_demo_config, tmp_path, method, f'dist_{method}',
+                      [dict(type='DumpLabelState')])
+        for method in sorted(METHODS)
+    }
     env = dist_train_env(TESTS)
-    out = subprocess.run(
-        ['bash', osp.join(ROOT, 'tools/dist_train.sh'), config, '2'],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-        cwd=ROOT)
+    out = subprocess.run([
+        sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node=2',
+        f'--master_port={env["PORT"]}',
+        osp.join(TESTS, 'train_in_turn.py'), *configs.values()
+    ],
+                         capture_output=True,
+                         text=True,
+                         timeout=600,
+                         env=env,
+                         cwd=ROOT)
     assert out.returncode == 0, (out.stdout + out.stderr)[-4000:]
-    work_dir = cfg.work_dir
-    ranks = [
-        torch.load(osp.join(work_dir, f'state_rank{r}.pth')) for r in range(2)
-    ]
-    assert_same_table(ranks[0]['table'], ranks[1]['table'])
-    for key, value in ranks[0]['head'].items():
-        torch.testing.assert_close(ranks[1]['head'][key], value, msg=key)
-    table = ranks[0]['table']
-    if table is not None:
-        assert int((~torch.signbit(table) & ~table.isnan()).sum()) > 0
+    for method, config in configs.items():
+        work_dir = Config.fromfile(config).work_dir
+        ranks = [
+            torch.load(osp.join(work_dir, f'state_rank{r}.pth'))
+            for r in range(2)
+        ]
+        assert_same_table(ranks[0]['table'], ranks[1]['table'])
+        for key, value in ranks[0]['head'].items():
+            torch.testing.assert_close(
+                ranks[1]['head'][key], value, msg=f'{method}: {key}')
+        table = ranks[0]['table']
+        if table is not None:
+            assert int((~torch.signbit(table) & ~table.isnan()).sum()) > 0, \
+                method
