@@ -159,7 +159,8 @@ def test_a_cancelled_job_queues_its_run_again(tmp_path):
 def test_join_from_another_process_adds_workers(tmp_path):
     url, study = _database()
     common = ['--storage', url, '--study', study, '--workers', '1', *_slurm()]
-    env = _env(FAKE_EPOCH_SECONDS='1')
+    # Five seconds a trial: the join comes while the first worker runs.
+    env = _env(FAKE_EPOCH_SECONDS='0.5')
     first = subprocess.Popen([
         sys.executable,
         osp.join(ROOT, 'tools', 'benchmark.py'), *SWEEP, '--work-dir',
@@ -196,7 +197,9 @@ def test_select_method_through_slurm(tmp_path):
     result = subprocess.run([
         sys.executable,
         osp.join(ROOT, 'tools', 'select_method.py'),
-        str(config), '--methods', 'an', 'hill', '--seeds', '0', '--work-dir',
+        str(config), '--methods', 'an', 'hill', '--seeds', '0', '--lrs',
+        '0.1', '--lr-bounds', '0.1', '0.1', '--max-doublings', '0',
+        '--work-dir',
         str(tmp_path / 'select'), '--workers', '2', *_slurm()
     ],
                             capture_output=True,

@@ -256,9 +256,9 @@ def test_benchmark_end_to_end(tmp_path):
         str(tmp_path / 'b.json'), '--markdown',
         str(tmp_path / 'b.md'), '--figure',
         str(tmp_path / 'b.png'), '--cfg-options', 'train_cfg.max_epochs=2',
-        'train_dataloader.dataset.dataset.num_samples=80',
-        'val_dataloader.dataset.dataset.num_samples=80',
-        'test_dataloader.dataset.num_samples=40',
+        'train_dataloader.dataset.dataset.num_samples=32',
+        'val_dataloader.dataset.dataset.num_samples=32',
+        'test_dataloader.dataset.num_samples=16',
         'train_dataloader.batch_size=16'
     ]
     data = benchmark.main(args)
