@@ -55,7 +55,7 @@ def main():
     val = 80 - abs(lr - 0.1) * 10 + seed / 10
     hooks = []
     for hook in args.extra_hook:
-        from mmlml.hooks import OptunaPruningHook
+        from mmlml.benchmark.optuna_pruning_hook import OptunaPruningHook
         hook = dict(hook)
         assert hook.pop('type') == 'OptunaPruningHook'
         hooks.append(OptunaPruningHook(**hook))

@@ -14,7 +14,8 @@ shared storage or a database URL for several machines). Workers
 take trials until the sweep is finished; a sweep that was stopped goes
 on where it was when the same command runs again, and ``--join`` adds
 workers to a running one. Tuning runs that trail the others are pruned
-(:class:`mmlml.hooks.OptunaPruningHook`); the seeds are never pruned.
+(:class:`mmlml.benchmark.optuna_pruning_hook.OptunaPruningHook`); the
+seeds are never pruned.
 
 Every run fine-tunes the config's pretrained backbone on the partial
 labels of its setting, keeps the checkpoint with the best validation mAP
@@ -48,6 +49,7 @@ from mmlml.benchmark import docs_check
 from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
                                  add_worker_arguments, pruning, run_workers,
                                  search_rules)
+from mmlml.benchmark.optuna_storage import storage_path
 from mmlml.benchmark.record import (check_ledger, definition_from_ledger,
                                     export, import_ledger, read_json)
 from mmlml.benchmark.report import report, report_args, write_reports
@@ -55,7 +57,6 @@ from mmlml.benchmark.settings import (IMPOSED_SETTINGS, MODES, domain_file,
                                       domains)
 from mmlml.benchmark.sweep import Sweep, abs_path, repo_path
 from mmlml.cli import check_checkout, check_output, tool_parser
-from mmlml.utils.optuna_storage import storage_path
 
 TOOLS = osp.dirname(osp.abspath(__file__))
 ROOT = osp.dirname(TOOLS)

@@ -49,9 +49,9 @@ from mmpretrain.models.heads import MultiLabelClsHead
 from mmpretrain.structures import DataSample
 
 import mmlml  # noqa: F401  (registers modules, applies fixes)
-from mmlml.checkpoint_policy import check_checkpoint_exists
 from mmlml.cli import (add_cfg_options_argument, add_force_argument,
                        add_model_arguments, check_output, tool_parser)
+from mmlml.compat.checkpoint_policy import check_checkpoint_exists
 from mmlml.registry import DATASETS, MODELS, TRANSFORMS
 from mmlml.utils.progress_line import ProgressLine
 

@@ -54,12 +54,12 @@ from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
 from mmlml.benchmark.method_ranking import (chosen_point, point_text, rank,
                                             ranking_warnings, table)
 from mmlml.benchmark.method_selection import SelectionError
+from mmlml.benchmark.optuna_storage import storage_path
 from mmlml.benchmark.record import export
 from mmlml.benchmark.sweep import Sweep, SweepError, repo_path
 from mmlml.cli import (check_checkout, check_output, config_input_files,
                        tool_parser)
-from mmlml.smoke_config import smoke_config
-from mmlml.utils.optuna_storage import storage_path
+from mmlml.cli.smoke_config import smoke_config
 
 #: The setting of every run: the config's own labels.
 SETTING, MODE = 'own', 'finetune'

@@ -17,11 +17,11 @@ from mmengine.model import is_model_wrapper
 from mmengine.runner import Runner
 
 import mmlml  # noqa: F401  (registers modules, applies fixes)
-from mmlml.checkpoint_policy import check_checkpoint_exists
 from mmlml.cli import (add_cfg_options_argument, add_checkpoint_argument,
                        add_force_argument, add_launcher_arguments,
                        cap_dataloader_workers, check_output, end_distributed,
                        set_local_rank, set_work_dir, tool_parser)
+from mmlml.compat.checkpoint_policy import check_checkpoint_exists
 from mmlml.datasets.checks import check_config_annotation_files
 
 

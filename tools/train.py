@@ -18,8 +18,8 @@ which the epoch-dependent losses need to accept a one-epoch smoke run or to
 count epochs in an iteration-based loop. ``--smoke`` shrinks the config
 to a two-epoch offline trial (random weights, full precision, small images
 and batches, warm-ups and the learning-rate schedule scaled to the run: see
-:func:`mmlml.smoke_config.smoke_config`); ``--cfg-options`` still override
-it.
+:func:`mmlml.cli.smoke_config.smoke_config`); ``--cfg-options`` still
+override it.
 """
 import os.path as osp
 
@@ -31,11 +31,11 @@ import mmlml  # noqa: F401  (registers modules, applies fixes)
 from mmlml.cli import (add_cfg_options_argument, add_launcher_arguments,
                        cap_dataloader_workers, end_distributed, set_local_rank,
                        set_work_dir, tool_parser)
+from mmlml.cli.smoke_config import smoke_config
 from mmlml.datasets.checks import check_config_annotation_files
 from mmlml.hooks import RandomStateHook, ResumeCheckHook, TrainingProgressHook
 from mmlml.hooks.default_hooks import disabled_default_hooks
 from mmlml.hooks.training_setup_check_hook import check_training_setup
-from mmlml.smoke_config import smoke_config
 
 #: The hooks every training gets for its resume (unless the config sets
 #: ``default_hooks.<name>=None``): a checkpoint of another model, method

@@ -19,7 +19,8 @@ __all__ = [
     'add_worker_arguments', 'search_rules', 'pruning', 'run_workers'
 ]
 
-#: The pruning rule of the sweeps (:class:`~mmlml.hooks.OptunaPruningHook`).
+#: The pruning rule of the sweeps
+#: (:class:`~.optuna_pruning_hook.OptunaPruningHook`).
 PRUNING = dict(n_startup_trials=2, warmup=0.3)
 
 

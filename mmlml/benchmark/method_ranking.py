@@ -12,7 +12,7 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .search import EPOCHS_KEY, LR_KEY
+from .config_keys import EPOCHS_KEY, LR_KEY
 
 __all__ = [
     'SATURATED', 'point_text', 'chosen_point', 'rank', 'table',

@@ -243,11 +243,11 @@ def apply_preset(config: str,
     settings (warm-ups, the epochs a schedule waits) were chosen for the
     recipe's epochs: they are scaled to ``epochs`` (default: the config's
     ``train_cfg.max_epochs``) as ``tools/train.py --smoke`` scales them
-    (:func:`~mmlml.smoke_config.scale_epoch_settings`), e.g. EM + APL's
+    (:func:`~mmlml.cli.smoke_config.scale_epoch_settings`), e.g. EM + APL's
     warm-up of 5 of 10 epochs to 2 of a 4-epoch recipe.
     """
+    from mmlml.cli.smoke_config import scale_epoch_settings
     from mmlml.registry import HOOKS, MODELS
-    from mmlml.smoke_config import scale_epoch_settings
     preset = _check_preset(name)
     recipe = Config.fromfile(RECIPE)
     on_user = _on_user_base(name, config)
@@ -374,7 +374,7 @@ def prepare_methods(
 ) -> Tuple[Dict[str, Config], dict]:
     """Each method's preset applied to ``config`` (:func:`apply_preset`, at
     the epochs of ``config`` with ``cfg_options``), then changed in place
-    by ``transform`` (e.g. :func:`~mmlml.smoke_config.smoke_config`) and,
+    by ``transform`` (e.g. :func:`~mmlml.cli.smoke_config.smoke_config`) and,
     with ``check``, its run checked with ``cfg_options`` before anything
     trains (:func:`check_training`). Returns ``({method: config},
     {method: why it cannot run})``: a method that cannot run is left out,

@@ -21,8 +21,9 @@ import shlex
 from typing import Dict, List, NoReturn, Optional
 
 from .cli import PRUNING
+from .config_keys import EPOCHS_KEY, LR_KEY
 from .results import COLUMNS, aggregate
-from .search import EPOCHS_KEY, LR_KEY, SearchRules, summarise_tuning
+from .search import SearchRules, summarise_tuning
 from .sweep import Group, Sweep, SweepError, repo_path
 
 __all__ = [

@@ -23,9 +23,10 @@ the training labels), by a coordinate search:
 
 then the other seeds at the chosen point, whose test metrics make the
 table. Ties go to the point tried first; a pruned run
-(:class:`~mmlml.benchmark.pruning.SameScheduleMedianPruner`) is never
-chosen. Without tuning (``SearchRules.tune=False``) a config runs its own
-recipe once per seed.
+(:class:`~.same_schedule_median_pruner.SameScheduleMedianPruner`) is
+never chosen. Without tuning (``SearchRules.tune=False``) a config runs
+its own recipe once per seed. The learning rate and the epochs of a point
+are the config keys of :mod:`.config_keys`.
 
 :func:`plan` is a pure function of the runs recorded so far, so any
 worker can call it at any time and gets the same answer:
@@ -37,17 +38,13 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from mmengine.config import Config
 
+from .config_keys import EPOCHS_KEY, LR_KEY
 from .results import aggregate, gap_closed
 
 __all__ = [
-    'LR_KEY', 'EPOCHS_KEY', 'SearchRules', 'Plan', 'key_hyperparameter',
-    'point_name', 'point_key', 'choose', 'next_lr', 'plan', 'tuned_table',
-    'summarise_tuning'
+    'SearchRules', 'Plan', 'key_hyperparameter', 'point_name', 'point_key',
+    'choose', 'next_lr', 'plan', 'tuned_table', 'summarise_tuning'
 ]
-
-#: The overrides of the learning rate and of the number of epochs.
-LR_KEY = 'optim_wrapper.optimizer.lr'
-EPOCHS_KEY = 'train_cfg.max_epochs'
 
 
 def _lookup(cfg: Config, key: str):

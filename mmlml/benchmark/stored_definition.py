@@ -30,7 +30,7 @@ import os
 import os.path as osp
 from typing import Any, Callable, Iterable, List, NoReturn, Optional
 
-from .search import EPOCHS_KEY, LR_KEY
+from .config_keys import EPOCHS_KEY, LR_KEY
 from .settings import REPO_ROOT, abs_path
 
 __all__ = [

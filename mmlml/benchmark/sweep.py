@@ -28,7 +28,7 @@ from typing import Dict, Iterator, List, NamedTuple, Optional
 
 from mmengine.config import Config
 
-from mmlml.utils.optuna_storage import open_storage, storage_path
+from .optuna_storage import open_storage, storage_path
 from .search import Plan, SearchRules, key_hyperparameter, plan, point_name
 from .settings import REPO_ROOT, abs_path, dataset_modes
 from .stored_definition import SweepError, check_definition, config_digest
@@ -88,7 +88,7 @@ class Sweep:
 
     Args:
         storage (str): The storage
-            (:func:`~mmlml.utils.optuna_storage.open_storage`).
+            (:func:`~.optuna_storage.open_storage`).
         name (str): The sweep's name (its definition study).
         must_exist (bool): Refuse a storage or sweep that does not exist.
         trusted (list of str): The config paths that this process's

@@ -9,7 +9,7 @@ config at the trial's point and seed in its setting and mode, keep the
 checkpoint with the best validation mAP, test it. With ``gpus_per_trial``
 above one the run is launched through ``torch.distributed.run`` with
 MMEngine's ``pytorch`` launcher. The tuning runs carry an
-:class:`~mmlml.hooks.OptunaPruningHook` when the sweep prunes.
+:class:`~.optuna_pruning_hook.OptunaPruningHook` when the sweep prunes.
 
 A second stage (a config that names ``first_stage``) first makes its
 labels (``tools/pseudo_label.py``) or scores (``tools/vl_pseudo_label.py``)
@@ -35,8 +35,8 @@ from typing import Any, Dict, Optional
 
 from mmengine.config import Config
 
+from .config_keys import EPOCHS_KEY
 from .progress import EpochWatch, SweepProgress
-from .search import EPOCHS_KEY
 from .settings import (dataset_modes, format_options, mode_options, run_domain,
                        setting_options)
 from .stored_definition import check_trial, trainer_path

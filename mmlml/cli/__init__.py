@@ -7,8 +7,10 @@ the output-file policy and ``--force`` (:mod:`.output_files`),
 (:mod:`.distributed`), ``--rounds``, ``--warmup`` and ``--threads`` of
 the tools that time code (:mod:`.timing_options`), the checkpoint argument
 and the options of the tools that score a dataset (:mod:`.model_options`),
-and the parser that takes its description from the tool's docstring
-(:mod:`.tool_parser`).
+the parser that takes its description from the tool's docstring
+(:mod:`.tool_parser`), and the config of ``tools/train.py --smoke``
+shrunk to a short offline trial (:mod:`.smoke_config`, imported by name:
+``from mmlml.cli.smoke_config import smoke_config``).
 Training code does not import it; the tools import the installed package
 (``pip install -e .``, as ``tools/setup_venv.sh`` does)."""
 from .config_options import (add_cfg_options_argument, cap_dataloader_workers,

@@ -17,7 +17,7 @@ __all__ = [
 
 #: Where a checkpoint may come from: whatever MMEngine's
 #: ``load_checkpoint`` reads (every source goes through
-#: :mod:`mmlml.checkpoint_policy`).
+#: :mod:`mmlml.compat.checkpoint_policy`).
 CHECKPOINT_SOURCES = ('a file, or a URL (http(s)://, torchvision://, '
                       'open-mmlab://, s3://, ...)')
 

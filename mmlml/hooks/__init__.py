@@ -4,8 +4,9 @@ initialises a learnable label estimator (ROLE); and the two that keep a run
 honest: epoch-dependent losses following an iteration-based loop
 (``TrainingProgressHook``) and no resuming from another run's checkpoint
 (``ResumeCheckHook``); and the check of settings that disagree with each
-other (``TrainingSetupCheckHook``); and the one that prunes a benchmark
-sweep's trials (``OptunaPruningHook``)."""
+other (``TrainingSetupCheckHook``). The hook that prunes a benchmark
+sweep's trials lives with the sweep
+(:mod:`mmlml.benchmark.optuna_pruning_hook`)."""
 from .apl_hook import APLHook
 from .class_ap_correction_hook import ClassAPCorrectionHook
 from .class_prior_hook import ClassPriorHook
@@ -14,7 +15,6 @@ from .label_estimator_hook import LabelEstimatorHook
 from .label_store_hook import LabelStoreHook
 from .large_loss_correction_hook import LargeLossCorrectionHook
 from .missing_label_diagnostics_hook import MissingLabelDiagnosticsHook
-from .optuna_pruning_hook import OptunaPruningHook
 from .random_state_hook import RandomStateHook
 from .resume_check_hook import ResumeCheckHook
 from .training_progress_hook import TrainingProgressHook
@@ -23,8 +23,8 @@ from .vl_pseudo_label_hook import VLPseudoLabelHook
 
 __all__ = [
     'APLHook', 'LabelEstimatorHook', 'LabelStoreHook',
-    'MissingLabelDiagnosticsHook', 'OptunaPruningHook',
-    'ClassAPCorrectionHook', 'ClassPriorHook', 'EpochScoresHook',
-    'LargeLossCorrectionHook', 'RandomStateHook', 'ResumeCheckHook',
-    'TrainingProgressHook', 'TrainingSetupCheckHook', 'VLPseudoLabelHook'
+    'MissingLabelDiagnosticsHook', 'ClassAPCorrectionHook', 'ClassPriorHook',
+    'EpochScoresHook', 'LargeLossCorrectionHook', 'RandomStateHook',
+    'ResumeCheckHook', 'TrainingProgressHook', 'TrainingSetupCheckHook',
+    'VLPseudoLabelHook'
 ]

@@ -7,10 +7,10 @@ from typing import List, Optional
 import torch
 from torch import Tensor
 
+from mmlml.evaluation.tied_ranking import (check_scores_and_positives,
+                                           rank_with_ties)
 from mmlml.registry import HOOKS
 from mmlml.utils.hyperparameters import Flag, Integer, Real, check_settings
-from .class_ap_correction_hook import (check_scores_and_positives,
-                                       rank_with_ties)
 from .epoch_scores_hook import (WARMUP_BEFORE_END, WARMUP_EPOCHS,
                                 EpochScoresHook)
 

@@ -4,12 +4,13 @@ the papers' claims checked against its results
 import pytest
 from mmengine.config import Config
 
+from mmlml.benchmark.config_keys import EPOCHS_KEY, LR_KEY
 from mmlml.benchmark.paper_claims import (best_gap_share, claims_markdown,
                                           verdict)
 from mmlml.benchmark.results import COLUMNS, aggregate
-from mmlml.benchmark.search import (EPOCHS_KEY, LR_KEY, SearchRules, choose,
-                                    key_hyperparameter, next_lr, plan,
-                                    point_name, summarise_tuning, tuned_table)
+from mmlml.benchmark.search import (SearchRules, choose, key_hyperparameter,
+                                    next_lr, plan, point_name,
+                                    summarise_tuning, tuned_table)
 
 TAU = 'model.head.loss.tau'
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import ROOT
 from test_sweep import AN, FAKE, define, states
 
-from mmlml.benchmark.search import EPOCHS_KEY, LR_KEY
+from mmlml.benchmark.config_keys import EPOCHS_KEY, LR_KEY
 from mmlml.benchmark.sweep import Sweep, SweepError
 from mmlml.benchmark.worker import work
 
@@ -146,7 +146,7 @@ def test_a_tampered_trial_fails_without_running(tmp_path, attrs, message):
 
 @pytest.mark.parametrize('spec', ['sqlite://', 'sqlite:///:memory:'])
 def test_in_memory_storages_are_refused(spec):
-    from mmlml.utils.optuna_storage import StorageError, open_storage
+    from mmlml.benchmark.optuna_storage import StorageError, open_storage
     with pytest.raises(StorageError, match='an in-memory database'):
         open_storage(spec)
 
@@ -170,7 +170,7 @@ def test_a_file_that_is_no_sweep_storage_is_left_untouched(
         tmp_path, name, write, message):
     """--join, a new sweep or the pruning hook on a file that is not an
     Optuna storage: refused before anything is written to it."""
-    from mmlml.utils.optuna_storage import StorageError
+    from mmlml.benchmark.optuna_storage import StorageError
     path = tmp_path / name
     write(path)
     before = path.read_bytes()

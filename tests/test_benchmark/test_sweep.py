@@ -15,15 +15,16 @@ import pytest
 from conftest import ROOT
 
 from mmlml.benchmark import docs_check
+from mmlml.benchmark.config_keys import EPOCHS_KEY, LR_KEY
 from mmlml.benchmark.executors import start_workers, wait_workers
+from mmlml.benchmark.optuna_storage import StorageError
 from mmlml.benchmark.record import (LedgerError, export, import_ledger,
                                     read_json)
 from mmlml.benchmark.report import report_args, write_reports
 from mmlml.benchmark.results import COLUMNS
-from mmlml.benchmark.search import EPOCHS_KEY, LR_KEY, SearchRules
+from mmlml.benchmark.search import SearchRules
 from mmlml.benchmark.sweep import Sweep, SweepError
 from mmlml.benchmark.worker import work
-from mmlml.utils.optuna_storage import StorageError
 
 pytest.importorskip('optuna')
 

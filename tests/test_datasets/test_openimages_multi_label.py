@@ -400,18 +400,3 @@ def test_partial_label_dataset_wraps_it(root):
         observed = partial.get_data_info(i)['gt_score']
         assert (observed == 1).sum() == 1
         assert states[i][observed == 1] == 1
-
-
-@pytest.mark.parametrize('name', ['openimages_files', 'openimages_npz'])
-def test_old_module_paths_warn_and_reexport(name, monkeypatch):
-    """The converter's old imports (``mmlml.datasets.openimages_files``,
-    ``...openimages_npz``) still work, with a DeprecationWarning naming
-    ``mmlml.datasets.benchmarks``."""
-    import importlib
-    import sys
-    monkeypatch.delitem(sys.modules, f'mmlml.datasets.{name}', False)
-    with pytest.warns(DeprecationWarning, match='mmlml.datasets.benchmarks'):
-        old = importlib.import_module(f'mmlml.datasets.{name}')
-    new = importlib.import_module(f'mmlml.datasets.benchmarks.{name}')
-    assert old.__all__ == new.__all__
-    assert all(getattr(old, n) is getattr(new, n) for n in new.__all__)

@@ -263,14 +263,3 @@ def test_split_edge_cases():
 def test_split_bad_input(kwargs):
     with pytest.raises(ValueError):
         split_train_val(**kwargs)
-
-
-def test_old_module_path_warns_and_reexports(monkeypatch):
-    """``mmlml.datasets.partial_labels`` (imported by older tools) still
-    gives the generators, with a DeprecationWarning naming the new path."""
-    import importlib
-    import sys
-    monkeypatch.delitem(sys.modules, 'mmlml.datasets.partial_labels', False)
-    with pytest.warns(DeprecationWarning, match='mmlml.datasets.partial'):
-        old = importlib.import_module('mmlml.datasets.partial_labels')
-    assert old.make_partial_labels is make_partial_labels

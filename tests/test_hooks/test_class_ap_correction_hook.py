@@ -2,7 +2,6 @@
 scores, the AP-based correction on a small store, a short training, the
 fail-fast errors, its arguments, and a warm-up that leaves no epoch
 trained on corrected labels."""
-import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -15,8 +14,7 @@ from stateful_methods import (METHODS, assert_fails_before_training,
 
 from mmlml.hooks import ClassAPCorrectionHook, LabelStoreHook
 from mmlml.hooks.class_ap_correction_hook import (average_precision_per_class,
-                                                  highest_per_class,
-                                                  rank_with_ties)
+                                                  highest_per_class)
 from mmlml.structures import LabelStore
 
 NAN = float('nan')
@@ -207,16 +205,3 @@ def test_warmup_must_leave_an_epoch(monkeypatch):
 def test_bad_hook_arguments(kwargs):
     with pytest.raises(ValueError):
         ClassAPCorrectionHook(**kwargs)
-
-
-def test_rank_with_ties_shared_by_ap_and_class_priors():
-    """The ranking that the AP and the class-prior estimate share: one
-    sort of each column, unscored entries last, every row pointing at the
-    last row of its group of tied scores."""
-    nan = float('nan')
-    scores = torch.tensor([[0.5], [0.75], [nan], [0.5], [0.25]])
-    positives = torch.tensor([[True], [False], [True], [True], [False]])
-    values, hits, end_row = rank_with_ties(scores, positives)
-    assert values[:, 0].tolist() == [0.75, 0.5, 0.5, 0.25, -math.inf]
-    assert hits[:, 0].tolist() == [False, True, True, False, False]
-    assert end_row[:, 0].tolist() == [0, 2, 2, 3, 4]

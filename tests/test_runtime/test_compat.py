@@ -22,6 +22,7 @@ from mmengine.runner.checkpoint import CheckpointLoader
 
 import mmlml  # noqa: F401
 from mmlml import compat
+from mmlml.compat import stack_repairs
 from mmlml.models.losses import check_stock_loss_target, stock_loss_name
 from mmlml.registry import MODELS
 
@@ -207,7 +208,7 @@ def test_config_text_is_formatted_once_with_the_same_result(monkeypatch):
 
     # The repair again, around a counting formatter (a fresh cache).
     monkeypatch.setattr(config_module, 'FormatCode', counting)
-    monkeypatch.delitem(compat._APPLIED, 'config_text_formatting')
+    monkeypatch.delitem(stack_repairs._APPLIED, 'config_text_formatting')
     compat.patch_config_text_formatting()
     assert [cfg.pretty_text for _ in range(5)] == [stock] * 5
     assert len(calls) == 1

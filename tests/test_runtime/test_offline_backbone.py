@@ -1,7 +1,8 @@
 """Offline use of a paper config: a failed checkpoint download names the
 switch to the packaged EfficientNet-Lite0 weights, and that switch
-(``--cfg-options`` :data:`~mmlml.checkpoint_policy.OFFLINE_BACKBONE_OPTIONS`,
-which the docs print) turns a paper config into one that builds and runs
+(``--cfg-options``
+:data:`~mmlml.compat.checkpoint_policy.OFFLINE_BACKBONE_OPTIONS`, which
+the docs print) turns a paper config into one that builds and runs
 with EfficientNet-Lite0. No network: the download goes to a closed local
 port."""
 import argparse
@@ -15,8 +16,8 @@ from mmengine.runner import checkpoint as mm_checkpoint
 from mmengine.runner.checkpoint import CheckpointLoader
 
 import mmlml  # noqa: F401  (applies the loading policy)
-from mmlml.checkpoint_policy import (OFFLINE_BACKBONE_OPTIONS,
-                                     CheckpointDownloadFailed)
+from mmlml.compat.checkpoint_policy import (OFFLINE_BACKBONE_OPTIONS,
+                                            CheckpointDownloadFailed)
 from mmlml.registry import MODELS
 
 PAPER_CONFIG = osp.join(ROOT, 'configs', 'baselines',

@@ -22,9 +22,10 @@ from mmengine.runner import checkpoint as mm_checkpoint
 from mmengine.runner.checkpoint import CheckpointLoader
 
 import mmlml  # noqa: F401  (applies the loading policy)
-from mmlml.checkpoint_policy import (CheckpointRefused,
-                                     check_checkpoint_exists, hub_cache_file,
-                                     is_local_checkpoint)
+from mmlml.compat.checkpoint_policy import (CheckpointRefused,
+                                            check_checkpoint_exists,
+                                            hub_cache_file,
+                                            is_local_checkpoint)
 from mmlml.datasets import CustomMultiLabelDataset
 
 sys.path.insert(0, osp.join(ROOT, 'tools'))
@@ -198,7 +199,7 @@ def test_pavi(tmp_path, monkeypatch, marker, evil_checkpoint):
 
 def test_every_registered_scheme_is_covered():
     """Every scheme of MMEngine's CheckpointLoader uses mmlml's loaders."""
-    from mmlml.checkpoint_policy import SCHEMES
+    from mmlml.compat.checkpoint_policy import SCHEMES
     ours = {loader for _, loader, _ in SCHEMES}
     assert set(CheckpointLoader._schemes.values()) <= ours
 

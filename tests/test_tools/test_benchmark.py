@@ -17,10 +17,10 @@ import torch
 from conftest import ROOT  # noqa: E402
 from mmengine.config import Config
 
+from mmlml.benchmark.config_keys import LR_KEY
 from mmlml.benchmark.results import (COLUMNS, aggregate, gap_closed,
                                      markdown_table, rank_correlation,
                                      rank_correlation_p_value, summarise)
-from mmlml.benchmark.search import LR_KEY
 from mmlml.benchmark.settings import (dataset_modes, mode_options, run_domain,
                                       setting_options)
 

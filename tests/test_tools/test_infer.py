@@ -16,7 +16,7 @@ from mmengine.config import Config
 from mmengine.registry import DefaultScope
 
 import mmlml  # noqa: F401
-from mmlml.checkpoint_policy import hub_cache_file
+from mmlml.compat.checkpoint_policy import hub_cache_file
 from mmlml.datasets import SyntheticShapes
 from mmlml.registry import MODELS
 

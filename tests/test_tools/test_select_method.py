@@ -16,13 +16,13 @@ import pytest
 from mmengine.config import Config
 
 from mmlml.benchmark.child_config import child_config_text, config_diff
+from mmlml.benchmark.config_keys import EPOCHS_KEY, LR_KEY
 from mmlml.benchmark.method_ranking import rank, ranking_warnings, table
 from mmlml.benchmark.method_selection import (MethodError, SelectionError,
                                               apply_preset, check_training,
                                               lr_search, method_configs,
                                               prepare_methods,
                                               validation_labels)
-from mmlml.benchmark.search import EPOCHS_KEY, LR_KEY
 from mmlml.benchmark.settings import setting_options
 from mmlml.benchmark.sweep import Sweep
 

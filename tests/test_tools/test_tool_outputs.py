@@ -15,8 +15,8 @@ from mmengine.registry import DefaultScope
 from mmpretrain.registry import MODELS
 
 import mmlml  # noqa: F401
-from mmlml.checkpoint_policy import hub_cache_file
 from mmlml.cli import check_config_output, check_output, config_input_files
+from mmlml.compat.checkpoint_policy import hub_cache_file
 from mmlml.utils.own_folders import (OWNER_MARKER, make_own_folder,
                                      remove_own_folder)
 

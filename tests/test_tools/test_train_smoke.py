@@ -1,12 +1,12 @@
 """tools/train.py --smoke and the config transformation behind it
-(mmlml.smoke_config): a two-epoch offline trial of any config."""
+(mmlml.cli.smoke_config): a two-epoch offline trial of any config."""
 import os.path as osp
 
 import pytest
 from conftest import ROOT, load_train_tool
 from mmengine.config import Config
 
-from mmlml.smoke_config import scale_epoch_start, smoke_config
+from mmlml.cli.smoke_config import scale_epoch_start, smoke_config
 
 
 def _config(path):

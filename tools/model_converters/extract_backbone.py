@@ -21,9 +21,9 @@ import torch
 from mmengine.runner import CheckpointLoader
 
 import mmlml  # noqa: F401  (MMEngine's checkpoint loading, as patched)
-from mmlml.checkpoint_policy import check_checkpoint_exists
 from mmlml.cli import (add_checkpoint_argument, add_force_argument,
                        check_output, tool_parser)
+from mmlml.compat.checkpoint_policy import check_checkpoint_exists
 
 PREFIX = 'backbone.'
 

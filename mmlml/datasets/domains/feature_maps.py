@@ -91,7 +91,7 @@ def feature_maps(images: np.ndarray, features: dict) -> np.ndarray:
     import torch
     from mmpretrain.registry import MODELS
 
-    from mmlml.checkpoint_policy import safe_load
+    from mmlml.compat.checkpoint_policy import safe_load
     backbone = MODELS.build(dict(features['backbone']))
     if features['checkpoint'] is not None:
         state = safe_load(features['checkpoint'], map_location='cpu')

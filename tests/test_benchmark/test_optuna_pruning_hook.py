@@ -1,15 +1,18 @@
 """OptunaPruningHook on a journal storage: a trial trailing the median of
 the finished trials of its schedule and seed is pruned (its training
 stops, the epoch is recorded), not before the warm-up, nor against trials
-of another schedule; its arguments and a missing validation metric."""
+of another schedule; its arguments and a missing validation metric. The
+pruner is an Optuna pruner of its own."""
 import types
 
 import optuna
 import pytest
 
-from mmlml.hooks import OptunaPruningHook
-from mmlml.hooks.optuna_pruning_hook import SameScheduleMedianPruner
-from mmlml.utils.optuna_storage import open_storage
+from mmlml.benchmark.config_keys import EPOCHS_KEY
+from mmlml.benchmark.optuna_pruning_hook import OptunaPruningHook
+from mmlml.benchmark.optuna_storage import open_storage
+from mmlml.benchmark.same_schedule_median_pruner import \
+    SameScheduleMedianPruner
 
 MAP = 'multi-label/mAP'
 
@@ -25,7 +28,7 @@ def study_with(tmp_path, finished):
         direction='maximize')
     for epochs, seed, value in finished:
         trial = study.ask()
-        trial.set_user_attr('point', {'train_cfg.max_epochs': epochs})
+        trial.set_user_attr('point', {EPOCHS_KEY: epochs})
         trial.set_user_attr('seed', seed)
         for epoch in range(1, epochs + 1):
             trial.report(value, epoch)
@@ -35,7 +38,7 @@ def study_with(tmp_path, finished):
 
 def running_trial(study, epochs, seed=0):
     trial = study.ask()
-    trial.set_user_attr('point', {'train_cfg.max_epochs': epochs})
+    trial.set_user_attr('point', {EPOCHS_KEY: epochs})
     trial.set_user_attr('seed', seed)
     return trial._trial_id
 
@@ -99,3 +102,16 @@ def test_arguments_and_missing_metric(tmp_path):
         hook.after_val_epoch(runner, {'acc': 1.0})
     # Outside a training loop (a test run) the hook does nothing.
     hook.after_val_epoch(types.SimpleNamespace(train_loop=None), {})
+
+
+def test_the_pruner_is_an_optuna_pruner(tmp_path):
+    """Optuna's own loop, given the pruner, prunes a trailing trial of the
+    same schedule and lets one of another schedule go on."""
+    pruner = SameScheduleMedianPruner(n_startup_trials=2, warmup=0.5)
+    assert isinstance(pruner, optuna.pruners.BasePruner)
+    _, study = study_with(tmp_path, [(4, 0, 60.0), (4, 0, 70.0)])
+    study.pruner = pruner
+    for epochs, pruned in ((4, True), (8, False)):
+        trial = optuna.trial.Trial(study, running_trial(study, epochs))
+        trial.report(10.0, 2)
+        assert trial.should_prune() is pruned

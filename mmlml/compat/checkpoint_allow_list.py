@@ -5,8 +5,8 @@ and plain values, and the context that allow-lists it for
 :func:`checkpoint_safe_globals` lists the globals (what MMEngine's own
 checkpoints pickle) and says why each is harmless;
 :func:`checkpoint_globals` adds them to torch's allow-list inside a block.
-:mod:`mmlml.checkpoint_policy` loads every checkpoint MMEngine loads with
-them.
+:mod:`mmlml.compat.checkpoint_policy` loads every checkpoint MMEngine
+loads with them.
 """
 import contextlib
 import functools

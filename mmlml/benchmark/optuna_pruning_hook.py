@@ -1,12 +1,14 @@
 """Stop a benchmark trial early when its validation mAP trails the
 trials it can fairly be compared with (Optuna's median pruning rule, on
-the runs of the same schedule).
+the runs of the same schedule:
+:class:`~.same_schedule_median_pruner.SameScheduleMedianPruner`).
 
 The benchmark sweep (:mod:`mmlml.benchmark`) adds this hook to the tuning
-runs it starts; a config never needs it. Optuna is imported when the hook
-first reports, so ``import mmlml`` does not need it.
+runs it starts; a config never needs it. ``import mmlml`` registers it
+(the sweep's runs name it by its type, ``OptunaPruningHook``) and imports
+no other module of the sweep: the pruner and Optuna are imported when the
+hook first reports, so ``import mmlml`` does not need Optuna.
 """
-import math
 from typing import TYPE_CHECKING, Optional
 
 from mmengine.dist import broadcast_object_list, is_main_process
@@ -19,70 +21,15 @@ from mmlml.utils.hyperparameters import (REQUIRED, Integer, Real, Text,
 if TYPE_CHECKING:
     import optuna
 
-__all__ = ['OptunaPruningHook', 'SameScheduleMedianPruner']
-
-#: The trial's user attributes that the rule reads: its point (a dict of
-#: config overrides, with ``train_cfg.max_epochs``) and its seed.
-_EPOCHS_KEY = 'train_cfg.max_epochs'
-
-
-def SameScheduleMedianPruner(n_startup_trials: int = 2, warmup: float = 0.3):
-    r"""Optuna's median rule restricted to comparable trials.
-
-    A running trial is pruned at epoch :math:`e` when its validation mAP is
-    below the median of the finished (complete) trials of its study **that
-    trained the same number of epochs with the same seed** at epoch
-    :math:`e`. Optuna's ``MedianPruner`` compares with every trial: a run
-    with twice the epochs follows a slower learning-rate schedule and
-    would be pruned for it. (The sweep gives the pruning hook to its
-    tuning runs only: a seed run is never pruned.)
-
-    Args:
-        n_startup_trials: How many comparable finished trials a decision
-            needs (fewer: the trial goes on).
-        warmup: No pruning before this share of the trial's epochs.
-
-    Returns:
-        optuna.pruners.BasePruner: the pruner (a class built on first use,
-        so that Optuna is imported only then).
-    """
-    if n_startup_trials < 1 or not 0 <= warmup < 1:
-        raise ValueError('SameScheduleMedianPruner needs n_startup_trials '
-                         f'>= 1 and 0 <= warmup < 1; got {n_startup_trials}, '
-                         f'{warmup}.')
-    import numpy as np
-    import optuna
-
-    class _Pruner(optuna.pruners.BasePruner):
-
-        def prune(self, study, trial) -> bool:
-            step = trial.last_step
-            if step is None:
-                return False
-            point = trial.user_attrs.get('point', {})
-            epochs = point.get(_EPOCHS_KEY)
-            seed = trial.user_attrs.get('seed')
-            if epochs is None or step < math.ceil(warmup * epochs):
-                return False
-            values = [
-                other.intermediate_values[step] for other in study.get_trials(
-                    deepcopy=False,
-                    states=(optuna.trial.TrialState.COMPLETE, ))
-                if other.user_attrs.get('seed') == seed and
-                other.user_attrs.get('point', {}).get(_EPOCHS_KEY) == epochs
-                and step in other.intermediate_values
-            ]
-            if len(values) < n_startup_trials:
-                return False
-            return trial.intermediate_values[step] < float(np.median(values))
-
-    return _Pruner()
+__all__ = ['OptunaPruningHook']
 
 
 @HOOKS.register_module()
 class OptunaPruningHook(Hook):
     """Report each epoch's validation mAP to an Optuna trial and end the
-    training when :func:`SameScheduleMedianPruner` prunes it.
+    training when
+    :class:`~.same_schedule_median_pruner.SameScheduleMedianPruner` prunes
+    it.
 
     The trial keeps the epoch it was pruned at in its user attribute
     ``'pruned at epoch'``; the sweep then records it as pruned. Only the
@@ -95,8 +42,8 @@ class OptunaPruningHook(Hook):
         trial_id (int): The trial (its storage id).
         monitor (str): The validation metric. Defaults to
             ``'multi-label/mAP'``.
-        n_startup_trials (int): See :func:`SameScheduleMedianPruner`.
-        warmup (float): See :func:`SameScheduleMedianPruner`.
+        n_startup_trials (int): See ``SameScheduleMedianPruner``.
+        warmup (float): See ``SameScheduleMedianPruner``.
     """
 
     priority = 'LOW'
@@ -128,7 +75,8 @@ class OptunaPruningHook(Hook):
         if self._trial is None:
             import optuna
 
-            from mmlml.utils.optuna_storage import open_storage
+            from .optuna_storage import open_storage
+            from .same_schedule_median_pruner import SameScheduleMedianPruner
             study = optuna.load_study(
                 study_name=self.study_name,
                 storage=open_storage(self.storage),

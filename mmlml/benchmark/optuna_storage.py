@@ -1,6 +1,7 @@
 """Open an Optuna storage from one string: the storage of a benchmark
-sweep (:mod:`mmlml.benchmark`) and of the hook that prunes its trials
-(:class:`~mmlml.hooks.OptunaPruningHook`). Optuna is imported here only.
+sweep (:class:`~.sweep.Sweep`) and of the hook that prunes its trials
+(:class:`~.optuna_pruning_hook.OptunaPruningHook`). Optuna's storages are
+imported when one is opened.
 
 - ``*.journal`` or ``*.log``: a journal file (Optuna's file storage for
   several machines on a shared file system, e.g. NFS on a Slurm cluster);

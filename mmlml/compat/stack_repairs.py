@@ -1,7 +1,8 @@
-"""Repairs of the MMPretrain 1.2 / MMEngine 0.10 stack on current PyTorch
-and setuptools, without which it cannot run, applied once when ``mmlml`` is
-imported. Nothing else of MMPretrain or MMEngine is changed: what changes
-behaviour is an opt-in registered component of mmlml
+"""The repairs of the MMPretrain 1.2 / MMEngine 0.10 stack on current
+PyTorch and setuptools, without which it cannot run, applied once when
+``mmlml`` is imported (:func:`apply_all`). Nothing else of MMPretrain or
+MMEngine is changed: what changes behaviour is an opt-in registered
+component of mmlml
 (``PartialLabelAveragePrecision``, ``ScaledOneCycleLR``, the heads' check
 of stock losses), used by mmlml's configs, and the check of the settings
 that a Runner using such a component gets
@@ -15,7 +16,7 @@ that a Runner using such a component gets
   checkpoints, loads with ``weights_only=False`` (a downloaded file runs
   code). Every checkpoint source MMEngine knows is loaded with
   ``weights_only=True`` and the few globals MMEngine's own checkpoints hold
-  allow-listed (:mod:`mmlml.checkpoint_policy`). A file that pickles
+  allow-listed (:mod:`mmlml.compat.checkpoint_policy`). A file that pickles
   anything else is refused with ``UnpicklingError``, which names the
   globals and how to allow-list them for a trusted file.
 * :func:`patch_package_lookup`: ``_base_ = 'mmpretrain::...'`` configs go
@@ -63,13 +64,16 @@ from typing import Dict, Tuple
 
 import torch
 
-# The checkpoint loading policy lives in its own module; its public names
-# stay importable from here.
-from .checkpoint_policy import CheckpointRefused  # noqa: F401
-from .checkpoint_policy import checkpoint_globals  # noqa: F401
-from .checkpoint_policy import checkpoint_safe_globals  # noqa: F401
 from .checkpoint_policy import checkpoint_safe_global_names
 from .checkpoint_policy import install as _install_checkpoint_policy
+
+__all__ = [
+    'apply_all', 'applied_fixes', 'applied_fixes_message',
+    'patch_checkpoint_loading', 'patch_package_lookup',
+    'patch_cpu_distributed', 'patch_compiled_optimizer_step',
+    'patch_config_text_formatting', 'is_installed', 'get_installed_path',
+    'slurm_environment', 'cpu_runtime_env'
+]
 
 #: The fixes applied in this process, in order: name -> log description.
 _APPLIED: Dict[str, str] = {}
@@ -80,7 +84,7 @@ _APPLIED: Dict[str, str] = {}
 def patch_checkpoint_loading() -> None:
     """Load checkpoints from every source MMEngine knows with
     ``weights_only=True`` and the allow-list of
-    :mod:`mmlml.checkpoint_policy`."""
+    :mod:`mmlml.compat.checkpoint_policy`."""
     if 'checkpoint_loading' in _APPLIED:
         return
     if not _install_checkpoint_policy():

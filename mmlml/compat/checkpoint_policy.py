@@ -86,7 +86,7 @@ def _refusal_message(source: str, error: Exception, path=None) -> str:
         'Python objects outside the allow-list of safe checkpoint contents '
         '(tensors, containers, plain values, and what MMEngine checkpoints '
         'hold: HistoryBuffer, numeric numpy arrays and scalars; see '
-        'mmlml.checkpoint_policy.checkpoint_safe_globals).'
+        'mmlml.compat.checkpoint_safe_globals).'
     ]
     if isinstance(path, str) and path != osp.expanduser(str(source)):
         lines.append(f'The file was read from {path}.')

@@ -1,8 +1,0 @@
-"""Deprecated: moved to
-:mod:`mmlml.datasets.benchmarks.openimages_npz`. This module re-exports its
-names and will be removed."""
-from .benchmarks.openimages_npz import *  # noqa: F401,F403
-from .benchmarks.openimages_npz import __all__  # noqa: F401
-from .moved import warn_moved
-
-warn_moved(__name__, 'import mmlml.datasets.benchmarks.openimages_npz')
