@@ -11,8 +11,8 @@ from torch import Tensor
 from mmlml.registry import MODELS
 from mmlml.utils.hyperparameters import (Real, check_settings,
                                          hyperparameters_of)
-from .base import PartialLabelLoss, partial_label_loss
-from .em_loss import em_loss
+from .base import partial_label_loss
+from .em_loss import EMLoss, em_loss
 from .utils import UNKNOWN, prepare_pseudo_labels, soft_bce
 
 __all__ = ['EMAPLLoss', 'em_apl_loss']
@@ -33,7 +33,7 @@ def em_apl_loss(cls_score: Tensor, target: Tensor, alpha: float, beta: float,
 
 
 @MODELS.register_module()
-class EMAPLLoss(PartialLabelLoss):
+class EMAPLLoss(EMLoss):
     r"""Entropy maximisation with asymmetric pseudo-labelling (EM + APL) of
     Zhou et al. (ECCV 2022, Eq. 3 and 8).
 
@@ -90,9 +90,9 @@ class EMAPLLoss(PartialLabelLoss):
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
         super().__init__(
+            alpha=alpha,
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.alpha = alpha
         self.beta = beta
         check_settings(self)

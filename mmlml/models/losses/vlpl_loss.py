@@ -22,8 +22,8 @@ from torch import Tensor
 from mmlml.registry import MODELS
 from mmlml.utils.hyperparameters import (Real, check_settings,
                                          hyperparameters_of)
-from .base import PartialLabelLoss, partial_label_loss
-from .em_loss import em_loss
+from .base import partial_label_loss
+from .em_loss import EMLoss, em_loss
 from .utils import UNKNOWN, prepare_pseudo_labels, soft_bce
 
 __all__ = ['VLPLLoss', 'vlpl_loss']
@@ -51,7 +51,7 @@ def vlpl_loss(cls_score: Tensor, target: Tensor, alpha: float, beta_pos: float,
 
 
 @MODELS.register_module()
-class VLPLLoss(PartialLabelLoss):
+class VLPLLoss(EMLoss):
     r"""VLPL loss of Xing et al. (CVPRW 2024): :class:`~.EMLoss` on the
     unannotated labels that CLIP leaves unlabelled, and a weighted,
     label-smoothed cross-entropy on its pseudo-labels.
@@ -151,10 +151,10 @@ class VLPLLoss(PartialLabelLoss):
                  loss_weight: float = 1.0,
                  use_sigmoid: bool = True):
         super().__init__(
+            alpha=alpha,
             reduction=reduction,
             loss_weight=loss_weight,
             use_sigmoid=use_sigmoid)
-        self.alpha = alpha
         self.beta_pos = beta_pos
         self.beta_neg = beta_neg
         self.smoothing = smoothing
