@@ -12,6 +12,7 @@ from torch import Tensor
 
 from mmlml.utils.hyperparameters import (REQUIRED, Hyperparameter, Real,
                                          check_hyperparameters)
+from mmlml.utils.signatures import constructor_parameters
 from .utils import check_reduction, prepare_inputs, reduce_loss
 
 __all__ = [
@@ -164,20 +165,22 @@ class PartialLabelLoss(nn.Module):
     of the keyword arguments it takes besides ``reduction``,
     ``loss_weight`` and ``use_sigmoid`` (usually the functional form's,
     through :func:`~.hyperparameters.hyperparameters_of`). Its constructor
-    lists them with their declared defaults, passes the three fixed ones
-    to this one, stores each of its own as an attribute of the same name
-    and ends with :func:`~mmlml.utils.hyperparameters.check_settings`,
-    which validates them in place (``float`` for a ``Real``...), e.g.::
+    lists its own with their declared defaults, passes the rest on to its
+    parent through ``**kwargs`` (so that each default is written once:
+    this class's three, or an mmlml parent loss's settings too), stores
+    each of its own as an attribute of the same name and ends with
+    :func:`~mmlml.utils.hyperparameters.check_settings`, which validates
+    them in place (``float`` for a ``Real``...), e.g.::
 
-        def __init__(self, *, gamma=2.0, reduction='mean',
-                     loss_weight=1.0, use_sigmoid=True):
-            super().__init__(reduction=reduction, loss_weight=loss_weight,
-                             use_sigmoid=use_sigmoid)
+        def __init__(self, *, gamma=2.0, **kwargs):
+            super().__init__(**kwargs)
             self.gamma = gamma
             check_settings(self)
 
     A loss without hyperparameters writes no constructor. A test compares
-    every registered loss's signature with its declaration.
+    every registered loss's signature, read along its mmlml parents
+    (:func:`~mmlml.utils.signatures.constructor_parameters`), with its
+    declaration.
     :meth:`loss_kwargs` passes the hyperparameters to ``loss_fn`` (a
     subclass whose arguments differ from ``loss_fn``'s, or change with
     the training progress, overrides it) and ``repr`` prints them.
@@ -214,6 +217,18 @@ class PartialLabelLoss(nn.Module):
     state_inputs: Tuple[str, ...] = ()
     #: The hook that writes that state (named in the errors).
     state_hook: Optional[str] = None
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> 'PartialLabelLoss':
+        """Refuse a misspelt setting naming this class and the settings it
+        takes, its parents' included (Python's own error would name the
+        first constructor without ``**kwargs``, e.g. this one)."""
+        accepted = constructor_parameters(cls)
+        unknown = [name for name in kwargs if name not in accepted]
+        if unknown:
+            raise TypeError(f'{cls.__name__} got unexpected argument(s) '
+                            f'{", ".join(unknown)}; its settings are: '
+                            f'{", ".join(accepted)}')
+        return super().__new__(cls)
 
     def __init__(self,
                  *,

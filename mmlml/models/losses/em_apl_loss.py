@@ -69,12 +69,11 @@ class EMAPLLoss(EMLoss):
     head hands it ``pseudo_labels`` at every call.
 
     Args:
-        alpha (float): Strength of the entropy maximisation, ``>= 0``.
-            Defaults to 0.1.
         beta (float): Weight of the pseudo-labelled entries, ``>= 0``.
             Defaults to 0.9 (COCO).
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.EMLoss`'s ``alpha`` (the strength of the
+            entropy maximisation, ``>= 0``, default 0.1),
+            ``reduction`` and ``loss_weight``, passed on to it.
     """
 
     loss_fn = em_apl_loss
@@ -82,17 +81,7 @@ class EMAPLLoss(EMLoss):
     state_inputs = ('pseudo_labels', )
     state_hook = 'APLHook'
 
-    def __init__(self,
-                 *,
-                 alpha: float = 0.1,
-                 beta: float = 0.9,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            alpha=alpha,
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+    def __init__(self, *, beta: float = 0.9, **kwargs):
+        super().__init__(**kwargs)
         self.beta = beta
         check_settings(self)

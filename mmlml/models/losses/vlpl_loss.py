@@ -115,16 +115,15 @@ class VLPLLoss(EMLoss):
     head hands it ``pseudo_labels`` at every call.
 
     Args:
-        alpha (float): Strength of the entropy maximisation, ``>= 0``.
-            Defaults to 0.1.
         beta_pos (float): Weight :math:`\beta_+` of the pseudo-positives,
             ``>= 0``. Defaults to 0.7.
         beta_neg (float): Weight :math:`\beta_-` of the pseudo-negatives,
             ``>= 0``. Defaults to 0.0 (official).
         smoothing (float): :math:`\epsilon`, the label smoothing of the
             pseudo-labels, in ``[0, 0.5]``. Defaults to 0.1 (official).
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.EMLoss`'s ``alpha`` (the strength of the
+            entropy maximisation, ``>= 0``, default 0.1),
+            ``reduction`` and ``loss_weight``, passed on to it.
 
     Example:
         >>> import torch
@@ -143,18 +142,11 @@ class VLPLLoss(EMLoss):
 
     def __init__(self,
                  *,
-                 alpha: float = 0.1,
                  beta_pos: float = 0.7,
                  beta_neg: float = 0.0,
                  smoothing: float = 0.1,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            alpha=alpha,
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+                 **kwargs):
+        super().__init__(**kwargs)
         self.beta_pos = beta_pos
         self.beta_neg = beta_neg
         self.smoothing = smoothing
