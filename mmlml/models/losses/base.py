@@ -12,7 +12,6 @@ from torch import Tensor
 
 from mmlml.utils.hyperparameters import (REQUIRED, Hyperparameter, Real,
                                          check_hyperparameters)
-from mmlml.utils.signatures import constructor_parameters
 from .utils import check_reduction, prepare_inputs, reduce_loss
 
 __all__ = [
@@ -217,18 +216,6 @@ class PartialLabelLoss(nn.Module):
     state_inputs: Tuple[str, ...] = ()
     #: The hook that writes that state (named in the errors).
     state_hook: Optional[str] = None
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> 'PartialLabelLoss':
-        """Refuse a misspelt setting naming this class and the settings it
-        takes, its parents' included (Python's own error would name the
-        first constructor without ``**kwargs``, e.g. this one)."""
-        accepted = constructor_parameters(cls)
-        unknown = [name for name in kwargs if name not in accepted]
-        if unknown:
-            raise TypeError(f'{cls.__name__} got unexpected argument(s) '
-                            f'{", ".join(unknown)}; its settings are: '
-                            f'{", ".join(accepted)}')
-        return super().__new__(cls)
 
     def __init__(self,
                  *,
