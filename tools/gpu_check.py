@@ -82,45 +82,32 @@ TRAINING_TIMEOUT = 300
 #: The demo config the trainings run.
 DEMO_CONFIG = osp.join(ROOT, 'configs', 'demo', 'an.py')
 
-#: The sizes of a run on a GPU and of a dry run on the CPU: only sizes,
-#: devices and backends differ.
+#: The sizes of a run on a GPU and of a dry run on the CPU, one setting a
+#: line, ``(GPU, dry run)``: only sizes, devices and backends differ.
+_SIZE_TABLE = dict(
+    device=('cuda', 'cpu'),
+    dtypes=(('float16', 'bfloat16'), ('bfloat16', )),
+    loss_shape=((64, 80), (8, 20)),
+    features=(512, 16),
+    train_samples=(512, 16),
+    amp_wrapper=(True, False),
+    compile_backend=('inductor', 'eager'),
+    dist_backend=('nccl', 'gloo'),
+    depth=(50, 18),
+    image=(224, 32),
+    batch=(64, 4),
+    classes=(80, 20),
+    pairs=(10, 2),
+    warmup=(3, 1),
+    min_time=(0.1, 0.005),
+    ratio_goal=(RATIO_GOAL, None))
+#: The sizes of each kind of run (``'gpu'``, ``'dry'``), by setting.
 SIZES = {
-    'gpu':
-    dict(
-        device='cuda',
-        dtypes=('float16', 'bfloat16'),
-        loss_shape=(64, 80),
-        features=512,
-        train_samples=512,
-        amp_wrapper=True,
-        compile_backend='inductor',
-        dist_backend='nccl',
-        depth=50,
-        image=224,
-        batch=64,
-        classes=80,
-        pairs=10,
-        warmup=3,
-        min_time=0.1,
-        ratio_goal=RATIO_GOAL),
-    'dry':
-    dict(
-        device='cpu',
-        dtypes=('bfloat16', ),
-        loss_shape=(8, 20),
-        features=16,
-        train_samples=16,
-        amp_wrapper=False,
-        compile_backend='eager',
-        dist_backend='gloo',
-        depth=18,
-        image=32,
-        batch=4,
-        classes=20,
-        pairs=2,
-        warmup=1,
-        min_time=0.005,
-        ratio_goal=None),
+    run: {
+        name: values[column]
+        for name, values in _SIZE_TABLE.items()
+    }
+    for column, run in enumerate(('gpu', 'dry'))
 }
 #: Why a step is left out of a dry run.
 DRY_SKIPS = {

@@ -209,10 +209,9 @@ def _mmlml_losses(loss):
     recipe's ``CrossEntropyLoss``, the assume-negative baseline) replaced
     by the mmlml loss that computes the same and reads them (``ANLoss``),
     where it takes the same arguments."""
-    import inspect
-
     from mmlml.models.losses import STOCK_SIGMOID_LOSSES
     from mmlml.registry import MODELS
+    from mmlml.utils.signatures import constructor_parameters
     if isinstance(loss, list):
         return [_mmlml_losses(item) for item in loss]
     if not isinstance(loss, dict):
@@ -224,7 +223,7 @@ def _mmlml_losses(loss):
         return loss
     replacement = STOCK_SIGMOID_LOSSES[kind][0]
     args = {k: v for k, v in loss.items() if k not in ('type', 'use_sigmoid')}
-    accepted = inspect.signature(MODELS.get(replacement)).parameters
+    accepted = constructor_parameters(MODELS.get(replacement))
     if set(args) - set(accepted):
         return loss  # the training check says why it cannot run
     return dict(type=replacement, **args)

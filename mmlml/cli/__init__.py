@@ -4,8 +4,9 @@ and the config read with its annotation files checked
 (:mod:`.config_options`),
 the output-file policy and ``--force`` (:mod:`.output_files`),
 ``--launcher`` and the clean end of a distributed run
-(:mod:`.distributed`), ``--rounds``, ``--warmup`` and ``--threads`` of
-the tools that time code (:mod:`.timing_options`), the checkpoint argument
+(:mod:`.distributed`), ``--rounds``, ``--warmup``, ``--threads``,
+``--device`` and ``--amp`` of the tools that time code
+(:mod:`.timing_options`), the checkpoint argument
 and the options of the tools that score a dataset (:mod:`.model_options`),
 the parser that takes its description from the tool's docstring
 (:mod:`.tool_parser`), and the config of ``tools/train.py --smoke``
@@ -22,7 +23,8 @@ from .model_options import (CHECKPOINT_SOURCES, add_checkpoint_argument,
                             check_scoring_arguments)
 from .output_files import (add_force_argument, check_config_output,
                            check_output, config_input_files)
-from .timing_options import add_rounds_arguments, add_threads_argument
+from .timing_options import (add_device_arguments, add_rounds_arguments,
+                             add_threads_argument)
 from .tool_parser import check_checkout, tool_parser
 
 __all__ = [
@@ -32,6 +34,6 @@ __all__ = [
     'add_force_argument', 'check_output', 'config_input_files',
     'check_config_output', 'CHECKPOINT_SOURCES', 'add_checkpoint_argument',
     'add_model_arguments', 'add_scoring_arguments', 'check_scoring_arguments',
-    'add_rounds_arguments', 'add_threads_argument', 'tool_parser',
-    'check_checkout'
+    'add_rounds_arguments', 'add_threads_argument', 'add_device_arguments',
+    'tool_parser', 'check_checkout'
 ]

@@ -24,6 +24,7 @@ from typing import Any, Dict, Optional
 from mmengine.config import Config
 
 from mmlml.registry import HOOKS, MODELS
+from mmlml.utils.signatures import constructor_parameters
 
 __all__ = [
     'EPOCH_START_ARGS', 'EPOCH_COUNT_ARGS', 'SIZE_ARGS', 'smoke_config',
@@ -67,14 +68,15 @@ def _type_name(cfg: dict) -> Optional[str]:
 
 
 def _defaults(cfg: dict, registry) -> Dict[str, Any]:
-    """The constructor defaults of the registered class of ``cfg`` (empty
-    for a type that is not registered or has no readable signature)."""
+    """The constructor defaults of the registered class of ``cfg``, its
+    mmlml parents' included (empty for a type that is not registered or has
+    no readable signature)."""
     name = _type_name(cfg)
     cls = registry.get(name) if name else None
     if cls is None:
         return {}
     try:
-        params = inspect.signature(cls).parameters
+        params = constructor_parameters(cls)
     except (TypeError, ValueError):
         return {}
     return {

@@ -19,6 +19,7 @@ from .label_lists import (LabelLists, compact_indices, row_pointers,
                           subset_rows, take_rows)
 from .label_states import (UNLISTED, check_label_indices, evaluation_target,
                            label_matrices, label_states)
+from .summary import annotation_counts
 
 __all__ = ['CustomMultiLabelDataset', 'NoKnownNegative']
 
@@ -251,12 +252,15 @@ class CustomMultiLabelDataset(MultiLabelDataset):
         self._label_lists = LabelLists(
             row_pointers(pos_len), compact_indices(pos_flat, num_classes),
             row_pointers(neg_len), compact_indices(neg_flat, num_classes))
-        self._statistics = self._summarize(
-            (pos_flat.size, neg_flat.size, len(data_list)),
-            int((pos_len == 0).sum()),
-            int(((pos_len == 0) &
-                 (neg_len == 0)).sum()) if self.partially_annotated else 0,
-            num_classes)
+        partial = self.partially_annotated
+        self._statistics = annotation_counts(
+            len(data_list),
+            num_classes,
+            pos_flat.size,
+            neg_flat.size if partial else None,
+            no_positive=int((pos_len == 0).sum()),
+            no_label=int(
+                ((pos_len == 0) & (neg_len == 0)).sum()) if partial else 0)
         return data_list
 
     def _flatten(self, data_list: List[dict],
@@ -306,25 +310,6 @@ class CustomMultiLabelDataset(MultiLabelDataset):
             raise ValueError(f'{where}: classes {both.tolist()} are both '
                              'in `gt_label` and in `gt_label_negative`.')
         raise AssertionError(f'{where} was found wrong but passes the check.')
-
-    def _summarize(self, counts: Tuple[int, int,
-                                       int], no_positive: int, no_label: int,
-                   num_classes: int) -> Dict[str, Union[int, float]]:
-        num_pos, num_neg, num_images = (int(c) for c in counts)
-        listed = num_images * num_classes - num_pos
-        if self.unlisted == 'unknown':
-            num_unknown = listed - num_neg
-        else:
-            num_unknown, num_neg = 0, listed
-        return dict(
-            num_images=num_images,
-            num_classes=num_classes,
-            num_positives=num_pos,
-            num_negatives=num_neg,
-            num_unknown=num_unknown,
-            positives_per_image=num_pos / num_images if num_images else 0.,
-            num_images_without_positive=no_positive,
-            num_images_without_label=no_label)
 
     def full_init(self) -> None:
         """Load the annotation, then log :meth:`annotation_statistics`."""

@@ -1,12 +1,50 @@
 """A summary of a prepared dataset: the counts a correct preparation gives
 and the image files that are missing."""
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Union
 
 from mmengine.fileio import exists
 
 from mmlml.utils.progress_line import ProgressLine
 
-__all__ = ['dataset_summary', 'format_summary']
+__all__ = ['annotation_counts', 'dataset_summary', 'format_summary']
+
+
+def annotation_counts(num_images: int,
+                      num_classes: int,
+                      num_positives: int,
+                      num_negatives: Optional[int],
+                      no_positive: int,
+                      no_label: int = 0) -> Dict[str, Union[int, float]]:
+    """The counts of an annotation, as
+    :meth:`~mmlml.datasets.CustomMultiLabelDataset.annotation_statistics`
+    gives them and :func:`format_summary` prints them.
+
+    Args:
+        num_images (int), num_classes (int), num_positives (int): The
+            sizes and the number of positive labels.
+        num_negatives (int, optional): The listed negatives, the other
+            labels being unknown; None for a fully labelled annotation,
+            whose every label that is not a positive is a negative.
+        no_positive (int): The images without a positive.
+        no_label (int): The images without any known label. Defaults to 0.
+
+    Returns:
+        dict: ``num_images``, ``num_classes``, ``num_positives``,
+        ``num_negatives``, ``num_unknown``, ``positives_per_image``,
+        ``num_images_without_positive`` and ``num_images_without_label``.
+    """
+    not_positive = num_images * num_classes - num_positives
+    if num_negatives is None:
+        num_negatives = not_positive
+    return dict(
+        num_images=num_images,
+        num_classes=num_classes,
+        num_positives=num_positives,
+        num_negatives=num_negatives,
+        num_unknown=not_positive - num_negatives,
+        positives_per_image=num_positives / num_images if num_images else 0.,
+        num_images_without_positive=no_positive,
+        num_images_without_label=no_label)
 
 
 def dataset_summary(dataset: Any,
@@ -35,16 +73,12 @@ def dataset_summary(dataset: Any,
     else:
         num_classes = len(dataset.metainfo['classes'])
         positives = [len(dataset.get_cat_ids(i)) for i in range(len(dataset))]
-        num_images, num_pos = len(positives), sum(positives)
-        summary = dict(
-            num_images=num_images,
-            num_classes=num_classes,
-            num_positives=num_pos,
-            num_negatives=num_images * num_classes - num_pos,
-            num_unknown=0,
-            positives_per_image=num_pos / num_images if num_images else 0.,
-            num_images_without_positive=positives.count(0),
-            num_images_without_label=0)
+        summary = annotation_counts(
+            len(positives),
+            num_classes,
+            sum(positives),
+            None,
+            no_positive=positives.count(0))
     if check_images:
         missing: List[str] = []
         num_missing = 0

@@ -128,6 +128,16 @@ def test_rounds_arguments():
     assert 'timed rounds (one step each)' in parser.format_help()
 
 
+def test_device_arguments():
+    parser = argparse.ArgumentParser()
+    cli.add_device_arguments(parser, 'bf16 autocast')
+    args = parser.parse_args([])
+    assert (args.device, args.amp) == ('cpu', False)
+    args = parser.parse_args(['--device', 'cuda', '--amp'])
+    assert (args.device, args.amp) == ('cuda', True)
+    assert 'bf16 autocast' in parser.format_help()
+
+
 def test_threads_argument():
     parser = argparse.ArgumentParser()
     cli.add_threads_argument(parser)

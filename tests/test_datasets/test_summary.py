@@ -62,6 +62,9 @@ def test_summary_of_a_stock_dataset(tmp_path):
     summary = dataset_summary(dataset, check_images=False)
     assert summary['num_negatives'] == 12 - 3 and summary['num_unknown'] == 0
     assert 'num_missing_images' not in summary
+    # The counts of mmlml's dataset reading the same file fully labelled.
+    ours = CustomMultiLabelDataset(ann_file=ann, data_prefix=str(tmp_path))
+    assert summary == ours.annotation_statistics()
 
 
 def test_summary_tool(tmp_path, capsys):

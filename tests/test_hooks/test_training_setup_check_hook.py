@@ -1,7 +1,6 @@
 """Settings that used to fail deep in the first training step (or train
 silently on nothing) are refused at construction or before the first
 iteration, by a ``ValueError`` naming the setting to change."""
-import inspect
 import os.path as osp
 
 import numpy as np
@@ -17,11 +16,12 @@ from mmlml.hooks import TrainingSetupCheckHook
 from mmlml.hooks.training_setup_check_hook import uses_mmlml
 from mmlml.models.losses import LOSS_CATALOG
 from mmlml.registry import MODELS
+from mmlml.utils.signatures import constructor_parameters
 
 #: Losses with a ``loss_weight`` (``LossSum`` weighs its parts instead).
 WEIGHTED_LOSSES = [
     name for name in LOSS_CATALOG
-    if 'loss_weight' in inspect.signature(MODELS.get(name)).parameters
+    if 'loss_weight' in constructor_parameters(MODELS.get(name))
 ]
 
 

@@ -1,12 +1,16 @@
 """One way to declare a setting: every class mmlml registers in MODELS,
 HOOKS, METRICS and PARAM_SCHEDULERS that declares settings
-(``hyperparameters``) takes each of them as a keyword of its explicit
-constructor with the declared default, stores it under its own name and
-checks it with ``check_settings(self)``. Its other parameters are checked
-by what they build or by a stock parent (a config, a path, the fixed
-arguments of its kind, such as a loss's ``reduction``), and only a class
-whose parent is an MMPretrain or MMEngine component (a head, a backbone,
-a scheduler) passes ``*args``/``**kwargs`` on.
+(``hyperparameters``) takes each of them as a keyword with the declared
+default, of its explicit constructor or of an mmlml parent's that it
+passes ``**kwargs`` on to (``GPRLoss`` takes GR's settings through
+``GRLoss``: the signature read along the chain, by
+:func:`~mmlml.utils.signatures.constructor_parameters`), stores it under
+its own name and checks it with ``check_settings(self)``. Its other
+parameters are checked by what they build or by a stock parent (a config,
+a path, the fixed arguments of its kind, such as a loss's ``reduction``),
+and only a class whose parent is an MMPretrain or MMEngine component (a
+head, a backbone, a scheduler) passes ``*args``/``**kwargs`` on beyond
+mmlml's classes.
 
 A declared default changed in one place only, or a declared setting that
 the constructor does not take or does not store, fails here. The second
@@ -32,6 +36,7 @@ from mmlml.registry import HOOKS, METRICS, MODELS, PARAM_SCHEDULERS
 from mmlml.utils.hyperparameters import (REQUIRED, Integer, IntegerPair, Real,
                                          RealTuple, Rule, Text, Typed,
                                          check_hyperparameters, check_settings)
+from mmlml.utils.signatures import constructor_parameters
 
 #: Run values a rule may read besides the settings.
 RUN_VALUES = ('max_epochs', )
@@ -69,9 +74,10 @@ def passes_on_to_parent(cls) -> bool:
 
 
 def signature_mismatch(cls) -> str:
-    """What is wrong with ``cls``'s constructor against its declaration
-    ('' if nothing)."""
-    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    """What is wrong with ``cls``'s constructor, read along the mmlml
+    parents it passes ``**kwargs`` on to, against its declaration ('' if
+    nothing)."""
+    params = list(constructor_parameters(cls).values())
     problems = []
     if any(p.kind in VAR_KINDS for p in params) and \
             not passes_on_to_parent(cls):
@@ -134,20 +140,28 @@ def test_all_kinds_are_covered():
     } <= names
 
 
+def test_signature_follows_kwargs_into_mmlml_parents():
+    """A subclass loss takes its own settings and passes its parent's on
+    through ``**kwargs``: read along the chain, its signature has them all
+    with the parent's defaults and no ``**kwargs`` left; one that reaches
+    a stock parent (ImageClassifier's) is kept: the class takes more."""
+    gpr = MODELS.get('GPRLoss')
+    assert 'q3' not in inspect.signature(gpr).parameters
+    params = constructor_parameters(gpr)
+    assert params['q3'].default == 1.0  # GRLoss's
+    assert params['loss_weight'].default == 1.0  # PartialLabelLoss's
+    assert list(params)[:4] == ['rho', 'lam', 'reg', 'expected_positives']
+    assert not any(p.kind in VAR_KINDS for p in params.values())
+    classifier = constructor_parameters(MODELS.get('ConsistencyClassifier'))
+    assert classifier['kwargs'].kind is inspect.Parameter.VAR_KEYWORD
+
+
 # ------------------------------------------------ the contract catches drift
 class _Kept(PartialLabelLoss):
     hyperparameters = dict(gamma=Real(2.0, low=0))
 
-    def __init__(self,
-                 *,
-                 gamma=2.0,
-                 reduction='mean',
-                 loss_weight=1.0,
-                 use_sigmoid=True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+    def __init__(self, *, gamma=2.0, **kwargs):
+        super().__init__(**kwargs)
         self.gamma = gamma
         check_settings(self)
 
@@ -362,13 +376,11 @@ def test_integer_high_bounds_the_value():
 ])
 def test_dataset_signature_defaults_are_the_declaration(name):
     """The datasets that declare their settings (besides MMEngine's
-    arguments, which they pass on) take them with the declared defaults."""
+    arguments, which they pass on) take them with the declared defaults,
+    themselves or through an mmlml parent."""
     import mmlml.datasets
     cls = getattr(mmlml.datasets, name)
-    params = inspect.signature(cls.__init__).parameters
+    params = constructor_parameters(cls)
     for setting, spec in cls.hyperparameters.items():
-        if setting in params:
-            assert params[setting].default == spec.default, (name, setting)
-        else:  # a subclass passes it on through **kwargs
-            assert any(p.kind is p.VAR_KEYWORD for p in params.values())
+        assert params[setting].default == spec.default, (name, setting)
     assert set(cls.hyperparameters) - stored_names(cls) == set()

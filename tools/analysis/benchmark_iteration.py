@@ -25,7 +25,8 @@ import benchmark_losses
 import torch
 import torch.nn as nn
 
-from mmlml.cli import add_rounds_arguments, add_threads_argument, tool_parser
+from mmlml.cli import (add_device_arguments, add_rounds_arguments,
+                       add_threads_argument, tool_parser)
 from mmlml.models.losses import LOSS_CATALOG
 
 #: The reference every loss is compared with.
@@ -84,10 +85,7 @@ def parse_args(argv=None):
     parser.add_argument(
         '--classes', type=int, default=80, help='number of classes')
     add_rounds_arguments(parser, 'one iteration of each loss per round')
-    parser.add_argument(
-        '--device', default='cpu', help='e.g. cuda (default: cpu)')
-    parser.add_argument(
-        '--amp', action='store_true', help='bf16 autocast (CUDA)')
+    add_device_arguments(parser, 'bf16 autocast (CUDA)')
     add_threads_argument(parser, default=None)
     args = parser.parse_args(argv)
     unknown = sorted(set(args.losses or ()) - set(LOSS_CATALOG))

@@ -32,7 +32,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from mmlml.cli import add_threads_argument, tool_parser
+from mmlml.cli import add_device_arguments, add_threads_argument, tool_parser
 from mmlml.models.losses import LOSS_CATALOG, example_state
 from mmlml.registry import MODELS
 
@@ -374,12 +374,7 @@ def main(argv=None):
         'trained model\'s logits sit far below 0)')
     parser.add_argument(
         '--logit-std', type=float, default=3.0, help='their std')
-    parser.add_argument(
-        '--device',
-        default='cpu',
-        help='the device the losses run on, e.g. cuda (default: cpu)')
-    parser.add_argument(
-        '--amp', action='store_true', help='time under autocast')
+    add_device_arguments(parser)
     args = parser.parse_args(argv)
     unknown = set(args.losses or ()) - set(LOSS_CATALOG)
     if unknown:

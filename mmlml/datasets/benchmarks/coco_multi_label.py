@@ -104,11 +104,10 @@ class CocoMultiLabel(CustomMultiLabelDataset):
             ``data_root``: a string or ``dict(img_path=...)``. An image's path
             is this folder joined with its ``file_name`` in the ``images``
             list. Defaults to '', which means ``{split}2014``.
-        pipeline (Sequence), test_mode (bool), lazy_init (bool): As in
-            MMEngine's ``BaseDataset`` (``lazy_init`` defers reading the
-            annotation to ``full_init``). Default to ``()``, False, False.
         **kwargs: Other keyword arguments of :class:`CustomMultiLabelDataset`
-            and MMPretrain's ``BaseDataset`` (``metainfo``, ``indices``...).
+            and MMPretrain's ``BaseDataset`` (``pipeline``, ``test_mode``,
+            ``lazy_init``, which defers reading the annotation to
+            ``full_init``, ``metainfo``, ``indices``...).
 
     Raises:
         FileNotFoundError: The annotation file does not exist (the message
@@ -135,9 +134,6 @@ class CocoMultiLabel(CustomMultiLabelDataset):
                  split: str = 'train',
                  ann_file: str = '',
                  data_prefix: Union[str, dict] = '',
-                 pipeline=(),
-                 test_mode: bool = False,
-                 lazy_init: bool = False,
                  **kwargs):
         self.check_split(split)
         self.refuse_unlisted(kwargs, "'negative': COCO is fully labelled")
@@ -153,9 +149,6 @@ class CocoMultiLabel(CustomMultiLabelDataset):
             ann_file=ann_file,
             data_root=data_root,
             data_prefix=data_prefix,
-            pipeline=pipeline,
-            test_mode=test_mode,
-            lazy_init=lazy_init,
             unlisted='negative',
             **kwargs)
 

@@ -133,14 +133,11 @@ class CUBAttributes(CustomMultiLabelDataset):
             modes (``'single_positive'``, ``'ratio'``) draw the observed
             positives among the remaining positives only.
             Defaults to None.
-        pipeline (Sequence): Processing pipeline. Defaults to ``()``.
-        test_mode (bool): ``test_mode`` of MMEngine's ``BaseDataset``.
-            Defaults to False.
-        lazy_init (bool): Whether to defer reading the labels. The attribute
-            names are read at construction in any case. Defaults to False.
         **kwargs: Other keyword arguments of :class:`CustomMultiLabelDataset`
-            and MMPretrain's ``BaseDataset``. ``unlisted`` follows from
-            ``min_certainty`` and need not be given.
+            and MMPretrain's ``BaseDataset`` (``pipeline``, ``test_mode``,
+            ``lazy_init``, which defers reading the labels: the attribute
+            names are read at construction in any case). ``unlisted``
+            follows from ``min_certainty`` and need not be given.
 
     Examples:
         >>> from mmlml.datasets import CUBAttributes
@@ -175,9 +172,6 @@ class CUBAttributes(CustomMultiLabelDataset):
                  labels_file: str = 'attributes/image_attribute_labels.txt',
                  attributes_file: Optional[str] = None,
                  min_certainty: Optional[int] = None,
-                 pipeline: Sequence = (),
-                 test_mode: bool = False,
-                 lazy_init: bool = False,
                  metainfo: Optional[dict] = None,
                  **kwargs):
         self.check_split(split)
@@ -224,16 +218,11 @@ class CUBAttributes(CustomMultiLabelDataset):
                 f'{self.attributes_file!r}; `metainfo` gives other classes.')
         metainfo['classes'] = names
 
-        if isinstance(data_prefix, str):
-            data_prefix = dict(img_path=expanduser(data_prefix))
         super().__init__(
             ann_file='',
             metainfo=metainfo,
             data_root=data_root,
             data_prefix=data_prefix,
-            pipeline=pipeline,
-            test_mode=test_mode,
-            lazy_init=lazy_init,
             **kwargs)
 
     # ------------------------------------------------------------ loading

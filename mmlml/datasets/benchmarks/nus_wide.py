@@ -3,7 +3,7 @@ arrays (read by :mod:`.formatted_arrays`) or the CSV of its re-crawl."""
 import ast
 import csv
 import os.path as osp
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 from mmengine.fileio import get_file_backend
@@ -145,14 +145,11 @@ class NUSWide(CustomMultiLabelDataset):
             class order against; it must exist. Defaults to None: the first
             of ``Concepts81.txt`` and ``ConceptsList/Concepts81.txt`` that
             exists is checked, and none is required.
-        pipeline (Sequence): Processing pipeline. Defaults to ``()``.
-        test_mode (bool): ``test_mode`` of MMEngine's ``BaseDataset``.
-            Defaults to False.
-        lazy_init (bool): Whether to defer reading the annotation.
-            Defaults to False.
         **kwargs: Other keyword arguments of :class:`CustomMultiLabelDataset`
-            and MMPretrain's ``BaseDataset`` (``metainfo``, ``indices``,
-            ...). ``unlisted`` is always ``'negative'``.
+            and MMPretrain's ``BaseDataset`` (``pipeline``, ``test_mode``,
+            ``lazy_init``, which defers reading the annotation,
+            ``metainfo``, ``indices``...). ``unlisted`` is always
+            ``'negative'``.
 
     Examples:
         >>> from mmlml.datasets import NUSWide
@@ -196,9 +193,6 @@ class NUSWide(CustomMultiLabelDataset):
                  allow_pickle: bool = False,
                  csv_file: Optional[str] = None,
                  concepts_file: Optional[str] = None,
-                 pipeline: Sequence = (),
-                 test_mode: bool = False,
-                 lazy_init: bool = False,
                  **kwargs):
         if ann_format not in self.ANN_FORMATS:
             raise ValueError(f'`ann_format` must be one of '
@@ -258,16 +252,10 @@ class NUSWide(CustomMultiLabelDataset):
 
         if data_prefix is None:
             data_prefix = '' if ann_format == 'csv' else 'Flickr'
-        if isinstance(data_prefix, str):
-            data_prefix = dict(img_path=expanduser(data_prefix))
-
         super().__init__(
             ann_file='',
             data_root=data_root,
             data_prefix=data_prefix,
-            pipeline=pipeline,
-            test_mode=test_mode,
-            lazy_init=lazy_init,
             **kwargs)
 
     # ------------------------------------------------------------ loading

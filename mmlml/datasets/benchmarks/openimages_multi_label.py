@@ -127,11 +127,10 @@ class OpenImagesMultiLabel(CustomMultiLabelDataset):
         drop_images_without_positive (bool): Whether to leave out the images
             whose verified labels in the subset are all negatives.
             Defaults to True.
-        pipeline (Sequence), test_mode (bool), lazy_init (bool): As in
-            MMEngine's ``BaseDataset`` (``lazy_init`` defers reading the
-            annotation to ``full_init``). Default to ``()``, False, False.
         **kwargs: Other keyword arguments of :class:`CustomMultiLabelDataset`
-            and MMPretrain's ``BaseDataset`` (``metainfo``, ``indices``...).
+            and MMPretrain's ``BaseDataset`` (``pipeline``, ``test_mode``,
+            ``lazy_init``, which defers reading the annotation to
+            ``full_init``, ``metainfo``, ``indices``...).
 
     Raises:
         FileNotFoundError: A file does not exist (its path is named).
@@ -164,9 +163,6 @@ class OpenImagesMultiLabel(CustomMultiLabelDataset):
                  class_descriptions: Optional[str] = '',
                  data_prefix: Union[str, dict] = '',
                  drop_images_without_positive: bool = True,
-                 pipeline=(),
-                 test_mode: bool = False,
-                 lazy_init: bool = False,
                  **kwargs):
         self.check_split(split)
         self.refuse_unlisted(
@@ -213,9 +209,6 @@ class OpenImagesMultiLabel(CustomMultiLabelDataset):
             ann_file=ann_file,
             data_root=data_root,
             data_prefix=data_prefix,
-            pipeline=pipeline,
-            test_mode=test_mode,
-            lazy_init=lazy_init,
             unlisted='unknown',
             **kwargs)
 

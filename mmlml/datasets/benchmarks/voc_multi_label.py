@@ -123,14 +123,11 @@ class VOCMultiLabel(CustomMultiLabelDataset, VOC):
         drop_images_without_positive (bool): Whether to leave out the images
             without any positive (after ``difficult`` is applied). Defaults
             to False.
-        pipeline (Sequence): Processing pipeline. Defaults to ().
-        test_mode (bool): Whether the dataset is used for testing. Defaults
-            to False.
-        lazy_init (bool): Whether to load the annotation only on
-            ``full_init``. Defaults to False.
         **kwargs: Other keyword arguments of MMPretrain's ``VOC`` and
-            ``BaseDataset`` (``metainfo``, ``indices``...). ``unlisted`` is
-            set by the class from ``difficult``.
+            ``BaseDataset`` (``pipeline``, ``test_mode``, ``lazy_init``,
+            which loads the annotation only on ``full_init``, ``metainfo``,
+            ``indices``...). ``unlisted`` is set by the class from
+            ``difficult``.
 
     Raises:
         FileNotFoundError: The image set file or an annotation file does not
@@ -165,9 +162,6 @@ class VOCMultiLabel(CustomMultiLabelDataset, VOC):
                      img_path='JPEGImages', ann_path='Annotations'),
                  difficult: str = 'negative',
                  drop_images_without_positive: bool = False,
-                 pipeline=(),
-                 test_mode: bool = False,
-                 lazy_init: bool = False,
                  **kwargs):
         self.check_split(split)
         if difficult not in self.DIFFICULT:
@@ -203,9 +197,6 @@ class VOCMultiLabel(CustomMultiLabelDataset, VOC):
             split=split,
             image_set_path=image_set_path,
             data_prefix=data_prefix,
-            pipeline=pipeline,
-            test_mode=test_mode,
-            lazy_init=lazy_init,
             unlisted='unknown' if difficult == 'unknown' else 'negative',
             **kwargs)
 

@@ -54,6 +54,12 @@ def refuse_unexpected(kwargs: dict) -> None:
     raise TypeError(message)
 
 
+def _read_only(part: str, name: str, doc: str) -> property:
+    """A read-only property that reads ``name`` of the wrapper's ``part``
+    (its protocol or its sample split), documented by ``doc``."""
+    return property(lambda self: getattr(getattr(self, part), name), doc=doc)
+
+
 @DATASETS.register_module()
 class PartialLabelDataset:
     """A wrapper that hides labels of a fully labelled multi-label dataset.
@@ -180,27 +186,21 @@ check_annotation_files`).
 
     # The arguments, read-only: the protocol and the split are fixed once
     # the labels are drawn.
-    mode = property(lambda self: self.protocol.mode, doc='str: The mode.')
-    ratio = property(
-        lambda self: self.protocol.ratio, doc='float or None: The ratio.')
-    seed = property(
-        lambda self: self.protocol.seed, doc='int: The generation seed.')
-    label_file = property(
-        lambda self: self.protocol.label_file,
-        doc="str or None: The label file of the 'file' mode.")
-    split = property(
-        lambda self: self.samples.split, doc='str or None: The split.')
-    val_frac = property(
-        lambda self: self.samples.val_frac,
-        doc='float: The fraction of samples in the validation split.')
-    split_seed = property(
-        lambda self: self.samples.split_seed, doc='int: The split seed.')
-    val_labels = property(
-        lambda self: self.samples.val_labels,
-        doc="str: The labels of the 'val' split.")
-    val_unknown = property(
-        lambda self: self.samples.val_unknown,
-        doc='str or None: The argument val_unknown (see eval_unknown).')
+    mode = _read_only('protocol', 'mode', 'str: The mode.')
+    ratio = _read_only('protocol', 'ratio', 'float or None: The ratio.')
+    seed = _read_only('protocol', 'seed', 'int: The generation seed.')
+    label_file = _read_only('protocol', 'label_file',
+                            "str or None: The label file of the 'file' mode.")
+    split = _read_only('samples', 'split', 'str or None: The split.')
+    val_frac = _read_only(
+        'samples', 'val_frac',
+        'float: The fraction of samples in the validation split.')
+    split_seed = _read_only('samples', 'split_seed', 'int: The split seed.')
+    val_labels = _read_only('samples', 'val_labels',
+                            "str: The labels of the 'val' split.")
+    val_unknown = _read_only(
+        'samples', 'val_unknown',
+        'str or None: The argument val_unknown (see eval_unknown).')
 
     def over_split(self, split: Optional[str]) -> 'PartialLabelDataset':
         """A wrapper of the same dataset with the same protocol (so the

@@ -160,22 +160,21 @@ class ConsistencyClassifier(ImageClassifier):
     with a different image and blend partial labels into soft targets.
 
     Args:
-        backbone (dict), neck (dict, optional), head (dict, optional):
-            As in ``ImageClassifier``; the regulariser applies the sigmoid
-            to the head's logits (a multi-label head).
+        backbone (dict): As in ``ImageClassifier``.
         consistency_weight (float): :math:`\alpha \ge 0`. The paper tunes it
             per dataset (Table 4: VOC 0.70, COCO 0.10, NUS 0.15, CUB 0.03);
             on VOC it beats the other methods for any :math:`\alpha` in
             [0.2, 0.8] (Fig. 1c). The default is VOC's, like ``LASDLoss``'s
             defaults. Defaults to 0.7.
-        pretrained (str, optional), init_cfg (dict, optional): As in
-            ``ImageClassifier``.
         train_cfg (dict, optional): ``ImageClassifier``'s batch augments,
             refused. Defaults to None.
         data_preprocessor (dict | nn.Module, optional): Defaults to None,
             :class:`MultiViewClsDataPreprocessor` (also when a dict gives no
             ``type``). ``ClsDataPreprocessor`` and batch augments are
             refused.
+        **kwargs: The other arguments of ``ImageClassifier`` (``neck``,
+            ``head``, ``pretrained``, ``init_cfg``). The regulariser
+            applies the sigmoid to the head's logits (a multi-label head).
 
     Examples:
         >>> model = dict(
@@ -195,13 +194,10 @@ class ConsistencyClassifier(ImageClassifier):
 
     def __init__(self,
                  backbone: dict,
-                 neck: Optional[dict] = None,
-                 head: Optional[dict] = None,
                  consistency_weight: float = 0.7,
-                 pretrained: Optional[str] = None,
                  train_cfg: Optional[dict] = None,
                  data_preprocessor: Optional[Union[dict, nn.Module]] = None,
-                 init_cfg: Optional[dict] = None):
+                 **kwargs):
         name = type(self).__name__
         if train_cfg:
             raise ValueError(
@@ -215,12 +211,7 @@ class ConsistencyClassifier(ImageClassifier):
             data_preprocessor.setdefault('type',
                                          'MultiViewClsDataPreprocessor')
         super().__init__(
-            backbone,
-            neck=neck,
-            head=head,
-            pretrained=pretrained,
-            data_preprocessor=data_preprocessor,
-            init_cfg=init_cfg)
+            backbone, data_preprocessor=data_preprocessor, **kwargs)
         self.consistency_weight = consistency_weight
         check_settings(self)
         preprocessor = self.data_preprocessor

@@ -41,8 +41,8 @@ class ANLSLoss(PartialLabelLoss):
         smoothing (float): :math:`\varepsilon` in ``[0, 0.5]``. Defaults to
             0.1.
         negatives_only (bool): N-LS instead of AN-LS. Defaults to False.
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.base.PartialLabelLoss`'s ``reduction`` and
+            ``loss_weight``, passed on to it.
     """
 
     loss_fn = assume_negative_loss
@@ -53,13 +53,8 @@ class ANLSLoss(PartialLabelLoss):
                  *,
                  smoothing: float = 0.1,
                  negatives_only: bool = False,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+                 **kwargs):
+        super().__init__(**kwargs)
         self.smoothing = smoothing
         self.negatives_only = negatives_only
         check_settings(self)

@@ -164,20 +164,22 @@ class PartialLabelLoss(nn.Module):
     of the keyword arguments it takes besides ``reduction``,
     ``loss_weight`` and ``use_sigmoid`` (usually the functional form's,
     through :func:`~.hyperparameters.hyperparameters_of`). Its constructor
-    lists them with their declared defaults, passes the three fixed ones
-    to this one, stores each of its own as an attribute of the same name
-    and ends with :func:`~mmlml.utils.hyperparameters.check_settings`,
-    which validates them in place (``float`` for a ``Real``...), e.g.::
+    lists its own with their declared defaults, passes the rest on to its
+    parent through ``**kwargs`` (so that each default is written once:
+    this class's three, or an mmlml parent loss's settings too), stores
+    each of its own as an attribute of the same name and ends with
+    :func:`~mmlml.utils.hyperparameters.check_settings`, which validates
+    them in place (``float`` for a ``Real``...), e.g.::
 
-        def __init__(self, *, gamma=2.0, reduction='mean',
-                     loss_weight=1.0, use_sigmoid=True):
-            super().__init__(reduction=reduction, loss_weight=loss_weight,
-                             use_sigmoid=use_sigmoid)
+        def __init__(self, *, gamma=2.0, **kwargs):
+            super().__init__(**kwargs)
             self.gamma = gamma
             check_settings(self)
 
     A loss without hyperparameters writes no constructor. A test compares
-    every registered loss's signature with its declaration.
+    every registered loss's signature, read along its mmlml parents
+    (:func:`~mmlml.utils.signatures.constructor_parameters`), with its
+    declaration.
     :meth:`loss_kwargs` passes the hyperparameters to ``loss_fn`` (a
     subclass whose arguments differ from ``loss_fn``'s, or change with
     the training progress, overrides it) and ``repr`` prints them.

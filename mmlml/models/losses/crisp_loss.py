@@ -160,8 +160,8 @@ class CRISPLoss(PartialLabelLoss):
 
     Args:
         correction (str): ``'abs'`` (default, Eq. 7) or ``'none'`` (Eq. 5).
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.base.PartialLabelLoss`'s ``reduction`` and
+            ``loss_weight``, passed on to it.
 
     Example:
         >>> import torch
@@ -179,15 +179,7 @@ class CRISPLoss(PartialLabelLoss):
     state_inputs = ('class_priors', 'positive_rates', 'prior_estimated')
     state_hook = 'ClassPriorHook'
 
-    def __init__(self,
-                 *,
-                 correction: str = 'abs',
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+    def __init__(self, *, correction: str = 'abs', **kwargs):
+        super().__init__(**kwargs)
         self.correction = correction
         check_settings(self)

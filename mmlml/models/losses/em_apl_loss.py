@@ -11,8 +11,8 @@ from torch import Tensor
 from mmlml.registry import MODELS
 from mmlml.utils.hyperparameters import (Real, check_settings,
                                          hyperparameters_of)
-from .base import PartialLabelLoss, partial_label_loss
-from .em_loss import em_loss
+from .base import partial_label_loss
+from .em_loss import EMLoss, em_loss
 from .utils import UNKNOWN, prepare_pseudo_labels, soft_bce
 
 __all__ = ['EMAPLLoss', 'em_apl_loss']
@@ -33,7 +33,7 @@ def em_apl_loss(cls_score: Tensor, target: Tensor, alpha: float, beta: float,
 
 
 @MODELS.register_module()
-class EMAPLLoss(PartialLabelLoss):
+class EMAPLLoss(EMLoss):
     r"""Entropy maximisation with asymmetric pseudo-labelling (EM + APL) of
     Zhou et al. (ECCV 2022, Eq. 3 and 8).
 
@@ -69,12 +69,11 @@ class EMAPLLoss(PartialLabelLoss):
     head hands it ``pseudo_labels`` at every call.
 
     Args:
-        alpha (float): Strength of the entropy maximisation, ``>= 0``.
-            Defaults to 0.1.
         beta (float): Weight of the pseudo-labelled entries, ``>= 0``.
             Defaults to 0.9 (COCO).
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.EMLoss`'s ``alpha`` (the strength of the
+            entropy maximisation, ``>= 0``, default 0.1),
+            ``reduction`` and ``loss_weight``, passed on to it.
     """
 
     loss_fn = em_apl_loss
@@ -82,17 +81,7 @@ class EMAPLLoss(PartialLabelLoss):
     state_inputs = ('pseudo_labels', )
     state_hook = 'APLHook'
 
-    def __init__(self,
-                 *,
-                 alpha: float = 0.1,
-                 beta: float = 0.9,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
-        self.alpha = alpha
+    def __init__(self, *, beta: float = 0.9, **kwargs):
+        super().__init__(**kwargs)
         self.beta = beta
         check_settings(self)

@@ -64,8 +64,8 @@ class EMLoss(PartialLabelLoss):
     Args:
         alpha (float): Strength of the entropy maximisation, ``>= 0``.
             Defaults to 0.1.
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.base.PartialLabelLoss`'s ``reduction`` and
+            ``loss_weight``, passed on to it.
 
     Example:
         >>> import torch
@@ -77,15 +77,7 @@ class EMLoss(PartialLabelLoss):
     loss_fn = em_loss
     hyperparameters = hyperparameters_of(em_loss)
 
-    def __init__(self,
-                 *,
-                 alpha: float = 0.1,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+    def __init__(self, *, alpha: float = 0.1, **kwargs):
+        super().__init__(**kwargs)
         self.alpha = alpha
         check_settings(self)

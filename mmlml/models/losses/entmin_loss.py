@@ -53,22 +53,14 @@ class EntMinLoss(PartialLabelLoss):
 
     Args:
         alpha (float): Weight :math:`\alpha \ge 0` of the entropy. Required.
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.base.PartialLabelLoss`'s ``reduction`` and
+            ``loss_weight``, passed on to it.
     """
 
     loss_fn = entmin_loss
     hyperparameters = hyperparameters_of(entmin_loss)
 
-    def __init__(self,
-                 *,
-                 alpha: float = REQUIRED,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+    def __init__(self, *, alpha: float = REQUIRED, **kwargs):
+        super().__init__(**kwargs)
         self.alpha = alpha
         check_settings(self)

@@ -93,22 +93,14 @@ class EPRLoss(PartialLabelLoss):
         expected_positives (float): :math:`k`, the mean number of positives
             per image of the fully labelled training set (1.5 VOC, 2.9 COCO,
             1.9 NUS-WIDE, 31.4 CUB). Required.
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.base.PartialLabelLoss`'s ``reduction`` and
+            ``loss_weight``, passed on to it.
     """
 
     loss_fn = epr_loss
     hyperparameters = hyperparameters_of(epr_loss)
 
-    def __init__(self,
-                 *,
-                 expected_positives: float = REQUIRED,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+    def __init__(self, *, expected_positives: float = REQUIRED, **kwargs):
+        super().__init__(**kwargs)
         self.expected_positives = expected_positives
         check_settings(self)

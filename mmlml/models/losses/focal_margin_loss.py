@@ -71,8 +71,8 @@ class FocalMarginLoss(PartialLabelLoss):
             positive term. Defaults to 2.0.
         gamma_neg (float): Focusing parameter :math:`\gamma_- \ge 0` of the
             negative term. Defaults to 0.0 (BCE).
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.base.PartialLabelLoss`'s ``reduction`` and
+            ``loss_weight``, passed on to it.
 
     Example:
         >>> import torch
@@ -90,13 +90,8 @@ class FocalMarginLoss(PartialLabelLoss):
                  margin: float = 1.0,
                  gamma: float = 2.0,
                  gamma_neg: float = 0.0,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+                 **kwargs):
+        super().__init__(**kwargs)
         self.margin = margin
         self.gamma = gamma
         self.gamma_neg = gamma_neg

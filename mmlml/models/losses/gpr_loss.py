@@ -19,7 +19,7 @@ from the model's own predictions. A soft value ``s`` in ``(0, 1)`` is
 accepted (see :class:`GPRLoss`); a pseudo-label on an observed entry
 (target 1 or -1) is ignored.
 """
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Sequence
 
 import torch
 from torch import Tensor
@@ -166,8 +166,6 @@ class GPRLoss(GRLoss):
     :class:`~.GRLoss`.
 
     Args:
-        q2, q3, beta, alpha, linear_init, schedule, max_epochs, q1: See
-            :class:`~.GRLoss` (same defaults).
         rho (float): :math:`\rho`, the target of a pseudo-positive, in
             ``[0, 1]``. Defaults to 0.9.
         lam (Sequence[float]): :math:`(\lambda_1, \lambda_2)`, the range
@@ -178,8 +176,10 @@ class GPRLoss(GRLoss):
             ``>= 0``. Defaults to 0.001 (COCO, NUS-WIDE).
         expected_positives (float): :math:`\kappa`, the mean number of
             positives per image, in ``(0, C]``. Required.
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.GRLoss`'s settings (``q2``, ``q3``, ``beta``,
+            ``alpha``, ``linear_init``, ``schedule``, ``max_epochs``,
+            ``q1``, with its defaults), ``reduction`` and
+            ``loss_weight``, passed on to it.
 
     Example:
         >>> import torch
@@ -203,33 +203,12 @@ class GPRLoss(GRLoss):
 
     def __init__(self,
                  *,
-                 q2: float = 0.01,
-                 q3: float = 1.0,
-                 beta: Sequence[float] = (0, 2, -2, -2),
-                 alpha: Sequence[float] = (0.5, 2, 0.8, 0.5),
-                 linear_init: int = 0,
-                 schedule: str = 'official',
-                 max_epochs: Optional[int] = None,
-                 q1: float = 0.0,
                  rho: float = 0.9,
                  lam: Sequence[float] = (0.7, 0.5),
                  reg: float = 0.001,
                  expected_positives: float = REQUIRED,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            q2=q2,
-            q3=q3,
-            beta=beta,
-            alpha=alpha,
-            linear_init=linear_init,
-            schedule=schedule,
-            max_epochs=max_epochs,
-            q1=q1,
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+                 **kwargs):
+        super().__init__(**kwargs)
         self.rho = rho
         self.lam = lam
         self.reg = reg

@@ -202,8 +202,8 @@ class GRLoss(TrainingProgress, PartialLabelLoss):
         q1 (float): Robustness of the observed-positive term; ``0`` is
             :math:`-\log p` (official code), the paper writes 0.01.
             Defaults to 0.0.
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.base.PartialLabelLoss`'s ``reduction`` and
+            ``loss_weight``, passed on to it.
 
     Example:
         >>> loss = GRLoss(max_epochs=8)
@@ -236,13 +236,8 @@ class GRLoss(TrainingProgress, PartialLabelLoss):
                  schedule: str = 'official',
                  max_epochs: Optional[int] = None,
                  q1: float = 0.0,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+                 **kwargs):
+        super().__init__(**kwargs)
         self.q2 = q2
         self.q3 = q3
         self.beta = beta

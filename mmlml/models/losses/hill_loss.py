@@ -68,8 +68,8 @@ class HillLoss(PartialLabelLoss):
             (the paper recommends 0.5 to 1.0). Defaults to 1.0.
         gamma (float): Focusing parameter :math:`\gamma \ge 0` of the
             positive term. Defaults to 2.0.
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.base.PartialLabelLoss`'s ``reduction`` and
+            ``loss_weight``, passed on to it.
 
     Example:
         >>> import torch
@@ -87,13 +87,8 @@ class HillLoss(PartialLabelLoss):
                  lamb: float = 1.5,
                  margin: float = 1.0,
                  gamma: float = 2.0,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+                 **kwargs):
+        super().__init__(**kwargs)
         self.lamb = lamb
         self.margin = margin
         self.gamma = gamma

@@ -288,8 +288,8 @@ class LargeLoss(TrainingProgress, PartialLabelLoss):
         delta_rel (float): :math:`\delta` in ``[0, 1]``: growth of the
             modified fraction per epoch (R, Ct), or the fraction of each
             batch corrected (Cp). Defaults to 0.002.
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.base.PartialLabelLoss`'s ``reduction`` and
+            ``loss_weight``, passed on to it.
 
     Example:
         >>> model = dict(head=dict(type='PartialLabelLinearClsHead',
@@ -306,13 +306,8 @@ class LargeLoss(TrainingProgress, PartialLabelLoss):
                  *,
                  mode: str = 'rejection',
                  delta_rel: float = 0.002,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+                 **kwargs):
+        super().__init__(**kwargs)
         self.mode = mode
         self.delta_rel = delta_rel
         check_settings(self)

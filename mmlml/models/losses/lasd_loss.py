@@ -195,8 +195,8 @@ class LASDLoss(PartialLabelLoss):
             Defaults to 4.0.
         observed_negative_weight (float, optional): Weight of the observed
             negatives' term. Defaults to None (:math:`\lambda_-`).
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.base.PartialLabelLoss`'s ``reduction`` and
+            ``loss_weight``, passed on to it.
 
     Example:
         >>> import torch
@@ -220,13 +220,8 @@ class LASDLoss(PartialLabelLoss):
                  gamma_pos: float = 0.0,
                  gamma_neg: float = 4.0,
                  observed_negative_weight: Optional[float] = None,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+                 **kwargs):
+        super().__init__(**kwargs)
         self.lambda_pos = lambda_pos
         self.lambda_neg = lambda_neg
         self.expected_positives = expected_positives

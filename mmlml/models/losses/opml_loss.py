@@ -168,8 +168,8 @@ class OPMLLoss(PartialLabelLoss):
         neg_margin (float, optional): :math:`m^-`, sets
             ``b = exp(neg_margin)`` (then leave ``b`` at 1). Defaults to
             None.
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.base.PartialLabelLoss`'s ``reduction`` and
+            ``loss_weight``, passed on to it.
 
     Example:
         >>> loss = OPMLLoss(pos_margin=1.0, neg_margin=-1.0)
@@ -189,13 +189,8 @@ class OPMLLoss(PartialLabelLoss):
                  b: float = 1.0,
                  pos_margin: Optional[float] = None,
                  neg_margin: Optional[float] = None,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+                 **kwargs):
+        super().__init__(**kwargs)
         self.a = a
         self.b = b
         self.pos_margin = pos_margin

@@ -162,11 +162,11 @@ class OPMLSPLoss(OPMLLoss):
     validation data.
 
     Args:
-        a, b, pos_margin, neg_margin: See :class:`OPMLLoss`.
         rho (float): :math:`\rho \ge 0`, the power of the AP. Defaults to
             1.0.
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`OPMLLoss`'s ``a``, ``b``, ``pos_margin``,
+            ``neg_margin`` (with its defaults), ``reduction`` and
+            ``loss_weight``, passed on to it.
     """
 
     loss_fn = opml_sp_loss
@@ -174,24 +174,8 @@ class OPMLSPLoss(OPMLLoss):
     state_inputs = ('pseudo_labels', 'class_ap')
     state_hook = 'ClassAPCorrectionHook'
 
-    def __init__(self,
-                 *,
-                 a: float = 1.0,
-                 b: float = 1.0,
-                 pos_margin: Optional[float] = None,
-                 neg_margin: Optional[float] = None,
-                 rho: float = 1.0,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            a=a,
-            b=b,
-            pos_margin=pos_margin,
-            neg_margin=neg_margin,
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+    def __init__(self, *, rho: float = 1.0, **kwargs):
+        super().__init__(**kwargs)
         self.rho = rho
         check_settings(self)
 

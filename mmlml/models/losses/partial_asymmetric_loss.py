@@ -96,8 +96,8 @@ class PartialAsymmetricLoss(PartialLabelLoss):
             to 0.05.
         detach_focal_weight (bool): Exclude the focal weights from the
             gradient, as the official training does. Defaults to True.
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.base.PartialLabelLoss`'s ``reduction`` and
+            ``loss_weight``, passed on to it.
     """
 
     loss_fn = asymmetric_focal_loss
@@ -114,13 +114,8 @@ class PartialAsymmetricLoss(PartialLabelLoss):
                  gamma_neg: float = 4.0,
                  clip: float = 0.05,
                  detach_focal_weight: bool = True,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+                 **kwargs):
+        super().__init__(**kwargs)
         self.gamma_pos = gamma_pos
         self.gamma_neg = gamma_neg
         self.clip = clip

@@ -40,8 +40,8 @@ class PartialFocalLoss(PartialLabelLoss):
         gamma (float): Focusing parameter :math:`\gamma`. Defaults to 2.0.
         alpha (float, optional): Balance :math:`\alpha` in ``[0, 1]``, or
             None for no weighting. Defaults to 0.75.
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.base.PartialLabelLoss`'s ``reduction`` and
+            ``loss_weight``, passed on to it.
     """
 
     loss_fn = asymmetric_focal_loss
@@ -52,13 +52,8 @@ class PartialFocalLoss(PartialLabelLoss):
                  *,
                  gamma: float = 2.0,
                  alpha: Optional[float] = 0.75,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+                 **kwargs):
+        super().__init__(**kwargs)
         self.gamma = gamma
         self.alpha = alpha
         check_settings(self)

@@ -173,8 +173,8 @@ class SPLCLoss(TrainingProgress, PartialLabelLoss):
         detach_focal_weight (bool): Treat the focal weights as constants in
             the backward pass (as ASL's official configuration does).
             Defaults to False.
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.base.PartialLabelLoss`'s ``reduction`` and
+            ``loss_weight``, passed on to it.
 
     Example:
         >>> import torch
@@ -207,13 +207,8 @@ class SPLCLoss(TrainingProgress, PartialLabelLoss):
                  clip: float = 0.0,
                  pseudo_margin: bool = False,
                  detach_focal_weight: bool = False,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+                 **kwargs):
+        super().__init__(**kwargs)
         self.tau = tau
         self.change_epoch = change_epoch
         self.margin = margin

@@ -22,8 +22,8 @@ from torch import Tensor
 from mmlml.registry import MODELS
 from mmlml.utils.hyperparameters import (Real, check_settings,
                                          hyperparameters_of)
-from .base import PartialLabelLoss, partial_label_loss
-from .em_loss import em_loss
+from .base import partial_label_loss
+from .em_loss import EMLoss, em_loss
 from .utils import UNKNOWN, prepare_pseudo_labels, soft_bce
 
 __all__ = ['VLPLLoss', 'vlpl_loss']
@@ -51,7 +51,7 @@ def vlpl_loss(cls_score: Tensor, target: Tensor, alpha: float, beta_pos: float,
 
 
 @MODELS.register_module()
-class VLPLLoss(PartialLabelLoss):
+class VLPLLoss(EMLoss):
     r"""VLPL loss of Xing et al. (CVPRW 2024): :class:`~.EMLoss` on the
     unannotated labels that CLIP leaves unlabelled, and a weighted,
     label-smoothed cross-entropy on its pseudo-labels.
@@ -115,16 +115,15 @@ class VLPLLoss(PartialLabelLoss):
     head hands it ``pseudo_labels`` at every call.
 
     Args:
-        alpha (float): Strength of the entropy maximisation, ``>= 0``.
-            Defaults to 0.1.
         beta_pos (float): Weight :math:`\beta_+` of the pseudo-positives,
             ``>= 0``. Defaults to 0.7.
         beta_neg (float): Weight :math:`\beta_-` of the pseudo-negatives,
             ``>= 0``. Defaults to 0.0 (official).
         smoothing (float): :math:`\epsilon`, the label smoothing of the
             pseudo-labels, in ``[0, 0.5]``. Defaults to 0.1 (official).
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.EMLoss`'s ``alpha`` (the strength of the
+            entropy maximisation, ``>= 0``, default 0.1),
+            ``reduction`` and ``loss_weight``, passed on to it.
 
     Example:
         >>> import torch
@@ -143,18 +142,11 @@ class VLPLLoss(PartialLabelLoss):
 
     def __init__(self,
                  *,
-                 alpha: float = 0.1,
                  beta_pos: float = 0.7,
                  beta_neg: float = 0.0,
                  smoothing: float = 0.1,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
-        self.alpha = alpha
+                 **kwargs):
+        super().__init__(**kwargs)
         self.beta_pos = beta_pos
         self.beta_neg = beta_neg
         self.smoothing = smoothing

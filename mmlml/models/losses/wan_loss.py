@@ -34,22 +34,14 @@ class WANLoss(PartialLabelLoss):
         neg_weight (float, optional): Weight :math:`\lambda` of the assumed
             negatives; ``None`` means ``1 / (C - 1)`` with ``C`` read from
             ``cls_score``. Defaults to None.
-        reduction (str), loss_weight (float): See
-            :class:`~.base.PartialLabelLoss`.
+        **kwargs: :class:`~.base.PartialLabelLoss`'s ``reduction`` and
+            ``loss_weight``, passed on to it.
     """
 
     loss_fn = assume_negative_loss
     hyperparameters = hyperparameters_of(assume_negative_loss, neg_weight=None)
 
-    def __init__(self,
-                 *,
-                 neg_weight: Optional[float] = None,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0,
-                 use_sigmoid: bool = True):
-        super().__init__(
-            reduction=reduction,
-            loss_weight=loss_weight,
-            use_sigmoid=use_sigmoid)
+    def __init__(self, *, neg_weight: Optional[float] = None, **kwargs):
+        super().__init__(**kwargs)
         self.neg_weight = neg_weight
         check_settings(self)

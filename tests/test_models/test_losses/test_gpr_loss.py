@@ -271,6 +271,27 @@ def test_bad_hyperparameters(kwargs, match):
         build(dict(type='GPRLoss', **{'expected_positives': 2.9, **kwargs}))
 
 
+def test_takes_gr_settings_through_grloss():
+    """GPRLoss takes its own settings and passes GR's on to GRLoss through
+    ``**kwargs``: a GR setting in its config is stored and checked there;
+    a misspelt one is refused by the first constructor without
+    ``**kwargs`` (``PartialLabelLoss``'s), naming it."""
+    loss = build(
+        dict(
+            type='GPRLoss',
+            expected_positives=2.9,
+            q3=1.5,
+            beta=(0, 10, -2, -8),
+            loss_weight=0.5))
+    assert (loss.q3, loss.beta, loss.loss_weight) == (1.5, (0, 10, -2, -8),
+                                                      0.5)
+    assert loss.q2 == 0.01 and loss.linear_init == 0  # GRLoss's defaults
+    with pytest.raises(ValueError, match=r'q3 must lie in \[0, inf\]'):
+        build(dict(type='GPRLoss', expected_positives=2.9, q3=-1))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'q_3'"):
+        build(dict(type='GPRLoss', expected_positives=2.9, q_3=1.5))
+
+
 def test_expected_positives_required_and_bounded():
     with pytest.raises(ValueError, match='expected_positives is required'):
         build(dict(type='GPRLoss'))

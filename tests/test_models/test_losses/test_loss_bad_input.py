@@ -5,7 +5,6 @@ logits, and epoch-dependent losses called outside a training epoch.
 
 The case ids follow ``tests/test_datasets/test_dataset_bad_input.py``.
 """
-import inspect
 import os.path as osp
 import uuid
 
@@ -22,6 +21,7 @@ from mmlml.models import losses as L
 from mmlml.models.losses import LOSS_CATALOG, example_state
 from mmlml.registry import MODELS
 from mmlml.utils.hyperparameters import Real, RealTuple
+from mmlml.utils.signatures import constructor_parameters
 
 NAN, INF = float('nan'), float('inf')
 
@@ -116,7 +116,7 @@ def test_loss_hyperparameter_nonfinite(name, hp, value):
 
 
 def _takes(name, argument):
-    return argument in inspect.signature(MODELS.get(name)).parameters
+    return argument in constructor_parameters(MODELS.get(name))
 
 
 #: Losses with a ``loss_weight`` (``LossSum`` weighs its parts instead).
