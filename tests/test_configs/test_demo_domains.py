@@ -30,7 +30,10 @@ def _demo_config(monkeypatch, domain=None, name='an.py'):
 
 def test_domains_found():
     assert DOMAINS == [
-        'digit_canvases', 'photo_canvases', 'photo_canvases_linear',
+        'digit_canvases', 'photo_canvases', 'photo_canvases_heldout',
+        'photo_canvases_heldout_disjoint',
+        'photo_canvases_heldout_disjoint_linear',
+        'photo_canvases_heldout_linear', 'photo_canvases_linear',
         'synthetic_shapes'
     ]
 

@@ -51,6 +51,9 @@ def debian_tools(tmp_path, monkeypatch):
     monkeypatch.setenv('PATH', str(bin_dir))
     monkeypatch.delenv('MMLML_TUXPAINT_STAMPS', raising=False)
     monkeypatch.chdir(tmp_path)  # no data/tuxpaint-stamps here
+    # Nor the package's own folder, wherever the package is installed.
+    monkeypatch.setattr('mmlml.datasets.domains.photo_canvases.STAMP_FOLDERS',
+                        ('data/tuxpaint-stamps', ))
     return bin_dir
 
 

@@ -269,8 +269,9 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
     image (``uint8``, ``(img_size, img_size, 3)``, BGR like
     ``LoadImageFromFile``) under ``img``, ``img_shape``, ``ori_shape``,
     ``gt_label`` (sorted class indices), ``photo_ids`` (``(class, index)``
-    of the photographs pasted) and ``object_boxes`` (their ``(top, left,
-    height, width)``).
+    of the photographs pasted), ``object_boxes`` (their ``(top, left,
+    height, width)``) and ``background_id`` (the index of its background
+    in :meth:`background_files`).
 
     Generative process, for every canvas from a random stream of its own
     (``seed``, the split, its index):
@@ -309,8 +310,6 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
     installed) and splits all of them once into train (50%), val (20%) and
     test (30%) pools (:func:`.photo_backgrounds.background_pools`): no
     validation or test canvas shows a background of a training canvas.
-    Each data info then names its background (``background_id``, the
-    index in :meth:`background_files`).
 
     Args:
         split (str): ``'train'`` or ``'test'``. Defaults to ``'train'``.
@@ -549,9 +548,8 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
             ori_shape=(size, size),
             gt_label=sorted(cls for cls, _ in photo_ids),
             photo_ids=photo_ids,
-            object_boxes=boxes)
-        if self.backgrounds != 'bundled':
-            info['background_id'] = background_id
+            object_boxes=boxes,
+            background_id=background_id)
         if render:
             info['img'] = np.ascontiguousarray(canvas.round().astype(np.uint8))
         return info
