@@ -187,19 +187,20 @@ def _read_background(path: str, max_side: Optional[int], size: int,
 
 
 def write_stand_in_wallpapers(root: str,
-                              size: Tuple[int, int] = (48, 64)) -> str:
+                              height: int = 48,
+                              width: int = 64) -> str:
     """Write a small generated stand-in of every file of
     :data:`WALLPAPERS` under ``root`` (at its path in its package) and
-    return ``root``: a ``size`` (height, width) JPEG of a colour of its
+    return ``root``: a ``height`` by ``width`` JPEG of a colour of its
     own with a random texture. For tests and for trying the held-out
     backgrounds where the packages are absent; it is not a benchmark."""
     rng = np.random.default_rng(0)
     for index, (_, path, _) in enumerate(WALLPAPERS):
         hue = int(180 * index / len(WALLPAPERS))
-        hsv = np.empty(size + (3, ), np.uint8)
+        hsv = np.empty((height, width, 3), np.uint8)
         hsv[..., 0] = hue
         hsv[..., 1] = 160
-        hsv[..., 2] = rng.integers(60, 220, size, dtype=np.uint8)
+        hsv[..., 2] = rng.integers(60, 220, (height, width), dtype=np.uint8)
         target = osp.join(root, path)
         os.makedirs(osp.dirname(target), exist_ok=True)
         cv2.imwrite(target, cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR))
