@@ -10,8 +10,9 @@ import sys
 import pytest
 from conftest import ROOT
 
-from mmlml.datasets.domains.photo_backgrounds import (
-    WALLPAPER_PACKAGES, WALLPAPERS, write_stand_in_wallpapers)
+from mmlml.datasets.domains import photo_backgrounds
+
+WALLPAPERS = photo_backgrounds.WALLPAPERS
 
 # ``apt-get download PACKAGES``: writes one package file per package into
 # the working directory (the tool's temporary folder), as apt-get does.
@@ -47,13 +48,14 @@ def debian_tools(tmp_path, monkeypatch):
     the PATH; no wallpapers where PhotoCanvases looks."""
     bin_dir = tmp_path / 'bin'
     bin_dir.mkdir()
-    source = write_stand_in_wallpapers(str(tmp_path / 'source'))
+    source = photo_backgrounds.write_stand_in_wallpapers(
+        str(tmp_path / 'source'))
     for name, text in (('apt-get', _APT_GET), ('dpkg-deb', _DPKG_DEB)):
         path = bin_dir / name
         path.write_text(
             text.format(
                 python=sys.executable,
-                packages=list(WALLPAPER_PACKAGES),
+                packages=list(photo_backgrounds.WALLPAPER_PACKAGES),
                 source=source))
         path.chmod(0o755)
     monkeypatch.setenv('PATH', str(bin_dir))
@@ -80,7 +82,8 @@ def test_unpacks_the_packages_into_a_relative_folder(debian_tools, tmp_path,
 
 def test_found_wallpapers_are_only_checked(debian_tools, tmp_path, capsys,
                                            monkeypatch):
-    found = write_stand_in_wallpapers(str(tmp_path / 'installed'))
+    found = photo_backgrounds.write_stand_in_wallpapers(
+        str(tmp_path / 'installed'))
     monkeypatch.setenv('MMLML_WALLPAPERS', found)
     os.remove(debian_tools / 'apt-get')  # would fail if it were called
     load_tool().main([])
