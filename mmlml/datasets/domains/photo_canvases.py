@@ -4,9 +4,11 @@ backgrounds, a multi-label dataset for the real-photo benchmark domain.
 The objects are the photographs of Debian's ``tuxpaint-stamps-default``
 package (GPL-2: several hundred PNG cut-outs with an alpha channel, in a
 category tree), read from where the package puts them; the backgrounds are
-the colour and grey photographs that scikit-image and scikit-learn bundle.
-Nothing is copied into the repository: ``tools/dataset_converters/
-tuxpaint_stamps.py`` installs the package's files without root.
+the colour and grey photographs that scikit-image and scikit-learn bundle,
+and with ``backgrounds='wallpapers'`` packaged wallpapers held out between
+the splits (``photo_backgrounds.py``). Nothing is copied into the
+repository: ``tools/dataset_converters/tuxpaint_stamps.py`` (and
+``wallpapers.py``) install the packages' files without root.
 
 It is an embedded stand-in that ranks methods on real photographs with an
 ImageNet backbone; it is not PASCAL VOC and its numbers are not VOC numbers.
