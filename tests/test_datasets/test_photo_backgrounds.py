@@ -15,7 +15,8 @@ from mmlml.datasets.domains.photo_backgrounds import (
     WALLPAPER_PACKAGES, WALLPAPERS, background_pools, find_wallpapers,
     write_stand_in_wallpapers)
 from mmlml.datasets.domains.photo_canvases import write_stand_in_stamps
-from mmlml.datasets.domains.photo_statistics import domain_statistics
+from mmlml.datasets.domains.photo_statistics import (config_statistics,
+                                                     domain_statistics)
 
 HELDOUT = osp.join(ROOT, 'configs', '_base_', 'domains',
                    'photo_canvases_heldout.py')
@@ -41,11 +42,11 @@ def _heldout_settings() -> dict:
 def _pair(stamps, wallpapers, num_samples=1000, **kwargs):
     """The training and test canvases, not drawn yet (``layout`` draws
     them without pixels)."""
+    kwargs.setdefault('img_size', 64)
     return tuple(
         PhotoCanvases(
             split=split,
             num_samples=num_samples,
-            img_size=64,
             stamps_root=stamps,
             wallpapers_root=wallpapers,
             lazy_init=True,
@@ -204,3 +205,23 @@ def test_domain_statistics_count_what_they_say(stamps, wallpapers):
         domain_statistics(test, train)
     with pytest.raises(ValueError, match='label_seeds'):
         domain_statistics(train, test, label_seeds=())
+
+
+def test_a_domain_config_states_its_statistics(stamps, wallpapers,
+                                               monkeypatch):
+    """The statistics of the config's own training and test canvases, as
+    the records will carry them, and its ``expected_positives``."""
+    monkeypatch.setenv('MMLML_TUXPAINT_STAMPS', stamps)
+    monkeypatch.setenv('MMLML_WALLPAPERS', wallpapers)
+    cfg = Config.fromfile(HELDOUT)
+    stats = config_statistics(cfg)
+    train, test = _pair(
+        stamps, wallpapers, img_size=224, **_heldout_settings())
+    assert stats == domain_statistics(train, test)
+    assert stats['train_images'] == cfg.num_train_samples
+    # The config's mean is that of the package's photographs (3.82); the
+    # stand-ins' square boxes leave out a few more objects.
+    assert abs(stats['labels_per_image'] - cfg.expected_positives) < 0.3
+    cfg.test_dataloader.dataset.type = 'DigitCanvases'
+    with pytest.raises(ValueError, match='DigitCanvases'):
+        config_statistics(cfg)

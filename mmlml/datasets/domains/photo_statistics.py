@@ -4,14 +4,17 @@ the labels, the share of the positives that each partial-label setting
 hides, and how much of the validation and test material the training
 canvases show. Computed from the canvases' layout (no pixels, seconds).
 """
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
 from ..partial.protocol import PartialLabelProtocol
 from .photo_canvases import PhotoCanvases
 
-__all__ = ['SETTINGS', 'domain_statistics', 'hidden_positive_share']
+__all__ = [
+    'SETTINGS', 'domain_statistics', 'config_statistics',
+    'hidden_positive_share'
+]
 
 #: The partial-label settings of the benchmark, by their record names:
 #: ``(mode, ratio)`` of :class:`~mmlml.datasets.PartialLabelProtocol`.
@@ -137,3 +140,35 @@ def domain_statistics(train: PhotoCanvases,
             _seen_share(backgrounds(val), seen_backgrounds), digits),
         label_seed_per_training_seed=len(label_seeds) > 1
         and len(seeds) == len(label_seeds))
+
+
+#: The keys of a domain config's dataset dicts that say how the canvases
+#: are given, not which are drawn.
+_NOT_DRAWING = ('type', 'features', 'pipeline', 'test_mode', 'lazy_init')
+
+
+def _canvases(dataset: Any) -> PhotoCanvases:
+    """The canvases of a config's dataset dict (a ``PhotoCanvases``),
+    without their images, features or pipeline, not drawn yet."""
+    settings = {
+        k: v
+        for k, v in dict(dataset).items() if k not in _NOT_DRAWING
+    }
+    if dict(dataset).get('type', 'PhotoCanvases') != 'PhotoCanvases':
+        raise ValueError('domain statistics are those of PhotoCanvases, got '
+                         f'a dataset of type {dataset["type"]!r}')
+    return PhotoCanvases(lazy_init=True, **settings)
+
+
+def config_statistics(cfg: Any,
+                      label_seeds: Sequence[int] = (1200, ),
+                      digits: int = 4) -> dict:
+    """:func:`domain_statistics` of a real-photo domain config (e.g.
+    ``configs/_base_/domains/photo_canvases_heldout.py`` read by MMEngine's
+    ``Config``): the canvases of its training loader (inside its
+    PartialLabelDataset) and of its test loader."""
+    return domain_statistics(
+        _canvases(cfg['train_dataloader']['dataset']['dataset']),
+        _canvases(cfg['test_dataloader']['dataset']),
+        label_seeds=label_seeds,
+        digits=digits)
