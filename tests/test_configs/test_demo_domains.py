@@ -123,25 +123,33 @@ def test_digits_domain_builds_and_steps(monkeypatch, one_thread):
     loss.backward()
 
 
-@pytest.mark.parametrize('domain, shape', [
-    ('photo_canvases', (4, 320, 2, 2)),
-    ('photo_canvases_linear', (4, 1280, 2, 2)),
+@pytest.mark.parametrize('domain, shape, linear', [
+    ('photo_canvases', (4, 320, 2, 2), 'photo_canvases_linear'),
+    ('photo_canvases_linear', (4, 1280, 2, 2), 'photo_canvases_linear'),
+    ('photo_canvases_heldout_linear',
+     (4, 1280, 2, 2), 'photo_canvases_heldout_linear'),
 ])
-def test_photo_domain_protocols_build_and_step(domain, shape, monkeypatch,
-                                               one_thread, tmp_path):
-    """Both protocols of the real-photo domain, on the generated stand-in
-    of the stamps, random backbone weights and 64 px canvases."""
+def test_photo_domain_protocols_build_and_step(domain, shape, linear,
+                                               monkeypatch, one_thread,
+                                               tmp_path):
+    """Both protocols of the real-photo domain (and the rebuilt variant's
+    linear one), on the generated stand-ins of the stamps and wallpapers,
+    random backbone weights and 64 px canvases."""
+    from mmlml.datasets.domains.photo_backgrounds import \
+        write_stand_in_wallpapers
     from mmlml.datasets.domains.photo_canvases import write_stand_in_stamps
     monkeypatch.setenv('MMLML_TUXPAINT_STAMPS',
                        write_stand_in_stamps(str(tmp_path / 'stamps')))
+    monkeypatch.setenv('MMLML_WALLPAPERS',
+                       write_stand_in_wallpapers(str(tmp_path / 'wall')))
     cfg = _demo_config(monkeypatch, domain, 'full_labels.py')
-    assert cfg.linear_domain == 'photo_canvases_linear'
-    assert cfg.prepare_creates[1] == \
+    assert cfg.linear_domain == linear
+    assert cfg.prepare_creates[-1] == \
         'checkpoints/efficientnet_lite0_imagenet.pth'
     train = cfg.train_dataloader.dataset
     features = train.dataset.features
     assert osp.normpath(features.checkpoint) == osp.join(
-        ROOT, cfg.prepare_creates[1])
+        ROOT, cfg.prepare_creates[-1])
     features.update(checkpoint=None, cache_dir=str(tmp_path / 'cache'))
     train.dataset.update(img_size=64)
     with DefaultScope.overwrite_default_scope('mmpretrain'):

@@ -111,6 +111,8 @@ def test_disjoint_photos_split_each_class(stamps):
     (dict(object_size=(0.8, 0.4)), 'object_size'),
     (dict(object_size=0.5), 'object_size'),
     (dict(max_overlap=2), 'max_overlap'),
+    (dict(class_skew=0.5), r'class_skew must lie in \[1, inf\]'),
+    (dict(backgrounds='web'), 'backgrounds must be one of'),
     (dict(img_size=16), 'img_size'),
     (dict(object_counts=(1, ) * 19), 'distinct classes'),
     (dict(split_seed=2**32),

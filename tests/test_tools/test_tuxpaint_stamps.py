@@ -52,10 +52,10 @@ def debian_tools(tmp_path, monkeypatch):
         path.chmod(0o755)
     monkeypatch.setenv('PATH', str(bin_dir))
     monkeypatch.delenv('MMLML_TUXPAINT_STAMPS', raising=False)
-    # Stamps installed on this machine are not looked at.
-    monkeypatch.setattr(photo_canvases, 'STAMP_FOLDERS',
-                        (str(tmp_path / 'not-installed'), ))
     monkeypatch.chdir(tmp_path)  # no data/tuxpaint-stamps here
+    # Nor the package's own folder, wherever the package is installed.
+    monkeypatch.setattr(photo_canvases, 'STAMP_FOLDERS',
+                        ('data/tuxpaint-stamps', ))
     return bin_dir
 
 

@@ -10,15 +10,11 @@ If the stamps are already where PhotoCanvases looks (``apt-get install
 tuxpaint-stamps-default``, ``$MMLML_TUXPAINT_STAMPS`` or an earlier run),
 it only checks them. It prints the number of photographs of every class.
 """
-import glob
-import os
 import os.path as osp
-import shutil
-import subprocess
 import sys
-import tempfile
 
 from mmlml.cli import tool_parser
+from mmlml.cli.debian_packages import unpack_debian_packages
 from mmlml.datasets.domains.photo_canvases import (DRAWN_CATEGORIES,
                                                    PHOTO_CATEGORIES,
                                                    UNPACKED_PACKAGE,
@@ -44,39 +40,12 @@ def parse_args(argv=None):
 def unpack(out: str) -> str:
     """Download the package with apt-get and unpack it into ``out``;
     returns the stamp tree."""
-    for tool in ('apt-get', 'dpkg-deb'):
-        if shutil.which(tool) is None:
-            raise SystemExit(
-                f'[tuxpaint_stamps] {tool} not found: on a system without '
-                f"Debian's tools, unpack the package {PACKAGE} by hand and "
-                'set MMLML_TUXPAINT_STAMPS to its usr/share/tuxpaint/stamps')
-    with tempfile.TemporaryDirectory() as tmp:
-        _run(['apt-get', 'download', PACKAGE], tmp,
-             'run `apt-get update` first (as root), or check the network')
-        debs = glob.glob(osp.join(tmp, f'{PACKAGE}_*.deb'))
-        if len(debs) != 1:
-            raise SystemExit(f'[tuxpaint_stamps] apt-get download gave '
-                             f'{len(debs)} packages in {tmp}')
-        try:
-            os.makedirs(out, exist_ok=True)
-        except OSError as error:
-            raise SystemExit(f'[tuxpaint_stamps] cannot make --out {out} '
-                             f'({error.strerror})') from None
-        _run(['dpkg-deb', '-x', debs[0], out], tmp,
-             f'check that {out} is writable and has room')
+    unpack_debian_packages(
+        [PACKAGE], out, 'tuxpaint_stamps',
+        "on a system without Debian's tools, unpack the package "
+        f'{PACKAGE} by hand and set MMLML_TUXPAINT_STAMPS to its '
+        'usr/share/tuxpaint/stamps')
     return osp.join(out, 'usr', 'share', 'tuxpaint', 'stamps')
-
-
-def _run(command: list, cwd: str, hint: str) -> None:
-    """Run a Debian tool; its failure is one line with its last words and
-    ``hint``."""
-    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
-    if result.returncode:
-        said = (result.stderr or result.stdout).strip().splitlines()
-        raise SystemExit(
-            f'[tuxpaint_stamps] `{" ".join(command)}` failed (exit '
-            f'{result.returncode}: {said[-1] if said else "no message"}); '
-            f'{hint}')
 
 
 def main(argv=None) -> None:

@@ -4,9 +4,11 @@ backgrounds, a multi-label dataset for the real-photo benchmark domain.
 The objects are the photographs of Debian's ``tuxpaint-stamps-default``
 package (GPL-2: several hundred PNG cut-outs with an alpha channel, in a
 category tree), read from where the package puts them; the backgrounds are
-the colour and grey photographs that scikit-image and scikit-learn bundle.
-Nothing is copied into the repository: ``tools/dataset_converters/
-tuxpaint_stamps.py`` installs the package's files without root.
+the colour and grey photographs that scikit-image and scikit-learn bundle,
+and with ``backgrounds='wallpapers'`` packaged wallpapers held out between
+the splits (``photo_backgrounds.py``). Nothing is copied into the
+repository: ``tools/dataset_converters/tuxpaint_stamps.py`` (and
+``wallpapers.py``) install the packages' files without root.
 
 It is an embedded stand-in that ranks methods on real photographs with an
 ImageNet backbone; it is not PASCAL VOC and its numbers are not VOC numbers.
@@ -22,13 +24,16 @@ import cv2
 import numpy as np
 
 from mmlml.registry import DATASETS
-from mmlml.utils.hyperparameters import (Flag, Integer, Real, RealTuple, Rule,
-                                         check_settings)
+from mmlml.utils.hyperparameters import (Choice, Flag, Integer, Real,
+                                         RealTuple, Rule, check_settings)
 from ..partial.protocol import SEED, VAL_FRAC
 from .canvases import CanvasPools, free_box
 from .feature_maps import cached_feature_maps, check_features, file_digest
 from .generated_multi_label_dataset import (IMAGE_SEED, SPLIT, SPLIT_STREAMS,
                                             GeneratedMultiLabelDataset)
+from .photo_backgrounds import (WALLPAPER_MAX_SIDE, WALLPAPERS,
+                                background_pools, bundled_background_paths,
+                                find_wallpapers, load_background_files)
 
 __all__ = [
     'PhotoCanvases', 'PHOTO_CATEGORIES', 'DRAWN_CATEGORIES', 'STAMP_FOLDERS',
@@ -82,14 +87,6 @@ STAMP_FOLDERS = ('/usr/share/tuxpaint/stamps',
                  osp.join(UNPACKED_PACKAGE, 'usr', 'share', 'tuxpaint',
                           'stamps'))
 
-#: The bundled photographs used as backgrounds: scikit-image's (``data``
-#: folder) and scikit-learn's (``datasets/images``) that show none of the
-#: classes (no cat, coin, moon, flower or vehicle).
-SKIMAGE_BACKGROUNDS = ('astronaut.png', 'brick.png', 'camera.png',
-                       'coffee.png', 'grass.png', 'gravel.png',
-                       'hubble_deep_field.jpg', 'retina.jpg', 'rocket.jpg')
-SKLEARN_BACKGROUNDS = ('china.jpg', )
-
 #: The photo pools of the instance-disjoint variant: each class's
 #: photographs, split once (fixed seed) between the splits.
 POOLS = (('train', 0.5), ('val', 0.2), ('test', 0.3))
@@ -97,6 +94,9 @@ _POOL_SEED = 20261
 #: Changes whenever the same arguments would draw other canvases (it keys
 #: the feature cache).
 GENERATOR_VERSION = 1
+#: The settings added since version 1, left out of the cache key at their
+#: defaults (so that the canvases of version 1 keep their key).
+_SINCE_VERSION_1 = ('backgrounds', 'class_skew')
 _PLACEMENT_TRIES = 30
 
 
@@ -199,38 +199,17 @@ def load_category_photos(root: str,
     return tuple(photos)
 
 
-@functools.lru_cache(maxsize=1)
 def background_paths() -> List[str]:
     """The files of the background photographs that scikit-image and
-    scikit-learn bundle (:data:`SKIMAGE_BACKGROUNDS`,
-    :data:`SKLEARN_BACKGROUNDS`)."""
-    import importlib.util
-    folders = []
-    for package, sub, names in (('skimage', 'data', SKIMAGE_BACKGROUNDS),
-                                ('sklearn', osp.join('datasets', 'images'),
-                                 SKLEARN_BACKGROUNDS)):
-        spec = importlib.util.find_spec(package)
-        if spec is None or spec.origin is None:
-            raise ImportError(
-                'PhotoCanvases draws its backgrounds from the photographs '
-                'that ship with scikit-image and scikit-learn: pip install '
-                'scikit-image scikit-learn')
-        folders += [osp.join(osp.dirname(spec.origin), sub, n) for n in names]
-    return folders
+    scikit-learn bundle (:func:`.photo_backgrounds.\
+bundled_background_paths`)."""
+    return list(bundled_background_paths())
 
 
 def load_backgrounds() -> Tuple[np.ndarray, ...]:
     """The background photographs (BGR ``uint8``) of
     :func:`background_paths`; no download."""
-    backgrounds = []
-    for path in background_paths():
-        image = read_image(path, cv2.IMREAD_COLOR)
-        if image is None:
-            raise FileNotFoundError(f'{path}: a bundled photograph is '
-                                    'missing; reinstall the package')
-        image.flags.writeable = False
-        backgrounds.append(image)
-    return tuple(backgrounds)
+    return load_background_files(tuple(background_paths()))
 
 
 def write_stand_in_stamps(folder: str,
@@ -292,18 +271,21 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
     image (``uint8``, ``(img_size, img_size, 3)``, BGR like
     ``LoadImageFromFile``) under ``img``, ``img_shape``, ``ori_shape``,
     ``gt_label`` (sorted class indices), ``photo_ids`` (``(class, index)``
-    of the photographs pasted) and ``object_boxes`` (their ``(top, left,
-    height, width)``).
+    of the photographs pasted), ``object_boxes`` (their ``(top, left,
+    height, width)``) and ``background_id`` (the index of its background
+    in :meth:`background_files`).
 
     Generative process, for every canvas from a random stream of its own
     (``seed``, the split, its index):
 
     1. **Background.** A square crop of a random side (35% to 100% of the
-       shorter side) of one of the bundled photographs, resized to
-       ``img_size``, mirrored with probability 1/2.
+       shorter side) of one of the background photographs of the canvas's
+       pool, resized to ``img_size``, mirrored with probability 1/2.
     2. **Objects.** ``k`` objects with probability ``object_counts[k-1]``,
-       of ``k`` distinct classes drawn uniformly, each a photograph drawn
-       uniformly from its class's pool, mirrored with probability 1/2.
+       of ``k`` distinct classes drawn one after the other in proportion
+       to their weights (uniform by default, see ``class_skew``), each a
+       photograph drawn uniformly from its class's pool, mirrored with
+       probability 1/2.
     3. **Layout.** Each is resized (aspect kept) so that its longer side
        is a random fraction in ``object_size`` of the canvas side, at a
        random position where its box covers at most ``max_overlap`` of any
@@ -323,6 +305,14 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
     :class:`~mmlml.datasets.PartialLabelDataset` splits off, so
     ``val_frac`` and ``split_seed`` must equal the wrapper's (it checks).
 
+    **Backgrounds.** ``backgrounds='bundled'`` (the default) draws every
+    canvas on the ten photographs that scikit-image and scikit-learn
+    bundle. ``backgrounds='wallpapers'`` adds the packaged wallpapers that
+    are photographs (:data:`.photo_backgrounds.WALLPAPERS`, read where
+    installed) and splits all of them once into train (50%), val (20%) and
+    test (30%) pools (:func:`.photo_backgrounds.background_pools`): no
+    validation or test canvas shows a background of a training canvas.
+
     Args:
         split (str): ``'train'`` or ``'test'``. Defaults to ``'train'``.
         num_samples (int): Number of canvases. Defaults to 1000.
@@ -339,10 +329,19 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
             box that another box may cover. Defaults to 0.5.
         disjoint_photos (bool): The instance-disjoint variant. Defaults to
             False.
+        backgrounds (str): ``'bundled'`` or ``'wallpapers'`` (held-out
+            backgrounds, see above). Defaults to ``'bundled'``.
+        class_skew (float): The ratio, at least 1, of the first class's
+            drawing weight to the last's (the classes in the order of
+            :data:`PHOTO_CATEGORIES`, weights in geometric progression): a
+            long tail of class frequencies. Defaults to 1 (uniform).
         drawings (bool): Add the drawn categories
             (:data:`DRAWN_CATEGORIES`). Defaults to False.
         stamps_root (str, optional): The stamp tree; see
             :func:`find_stamps_root`. Defaults to None.
+        wallpapers_root (str, optional): The root the wallpapers' package
+            paths are under, with ``backgrounds='wallpapers'``; see
+            :func:`.photo_backgrounds.find_wallpapers`. Defaults to None.
         features (dict, optional): Give each canvas's frozen-backbone
             feature map instead of its image, computed once and cached (the
             protocols on cached features; keys in
@@ -367,6 +366,8 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
         object_size=RealTuple((0.5, 0.8), names=('smallest', 'largest')),
         max_overlap=Real(0.5, low=0, high=1),
         disjoint_photos=Flag(False),
+        backgrounds=Choice('bundled', options=('bundled', 'wallpapers')),
+        class_skew=Real(1, low=1),
         drawings=Flag(False),
         # The wrapper's declarations, so that the two agree.
         val_frac=VAL_FRAC,
@@ -397,8 +398,11 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
                  object_size: Sequence[float] = (0.5, 0.8),
                  max_overlap: float = 0.5,
                  disjoint_photos: bool = False,
+                 backgrounds: str = 'bundled',
+                 class_skew: float = 1.,
                  drawings: bool = False,
                  stamps_root: Optional[str] = None,
+                 wallpapers_root: Optional[str] = None,
                  features: Optional[dict] = None,
                  val_frac: float = 0.2,
                  split_seed: int = 1200,
@@ -412,6 +416,8 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
         self.object_size = object_size
         self.max_overlap = max_overlap
         self.disjoint_photos = disjoint_photos
+        self.backgrounds = backgrounds
+        self.class_skew = class_skew
         self.drawings = drawings
         self.val_frac = val_frac
         self.split_seed = split_seed
@@ -422,6 +428,9 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
         if self.drawings:
             self.categories.update(DRAWN_CATEGORIES)
         self.stamps_root = find_stamps_root(stamps_root)
+        self.wallpapers = (
+            find_wallpapers(wallpapers_root)
+            if self.backgrounds == 'wallpapers' else ())
         self.features = check_features(features)
         super().__init__(
             split=self.split,
@@ -438,17 +447,38 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
         """The number of classes of the label matrix."""
         return len(self.categories)
 
+    def background_files(self) -> List[str]:
+        """The files of the background photographs: the bundled ones,
+        then the wallpapers with ``backgrounds='wallpapers'``."""
+        return background_paths() + list(self.wallpapers)
+
+    def class_weights(self) -> Optional[np.ndarray]:
+        """The probabilities of drawing each class first (``class_skew``
+        in geometric progression), None when uniform."""
+        if self.class_skew == 1:
+            return None  # numpy's uniform draw, as in version 1
+        count = len(self.categories)
+        weights = self.class_skew**(-np.arange(count) / (count - 1))
+        return weights / weights.sum()
+
     def check_train_val_split(self, num_samples: int, val_frac: float,
                               split_seed: int) -> None:
         """Raise unless PartialLabelDataset's train/validation split
         (``num_samples``, ``val_frac``, ``split_seed``) is the one the
-        canvases were drawn for (only the instance-disjoint variant
-        depends on it)."""
+        canvases were drawn for (only the instance-disjoint variant and
+        the held-out backgrounds depend on it)."""
         other = self.other_split(num_samples, val_frac, split_seed)
-        if self.split != 'test' and self.disjoint_photos and other:
+        held_out = [
+            setting for setting, holds in (('disjoint_photos=True',
+                                            self.disjoint_photos),
+                                           ("backgrounds='wallpapers'",
+                                            self.backgrounds == 'wallpapers'))
+            if holds
+        ]
+        if self.split != 'test' and held_out and other:
             ours, theirs = other
             raise ValueError(
-                'PhotoCanvases(disjoint_photos=True) draws the validation '
+                f'PhotoCanvases({", ".join(held_out)}) draws the validation '
                 'canvases from other photographs than the training ones, '
                 f'for the split num_samples={ours[0]}, val_frac={ours[1]}, '
                 f'split_seed={ours[2]}; the wrapper splits with '
@@ -461,11 +491,15 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
                 photos: Sequence[Sequence[np.ndarray]],
                 pools: Sequence[np.ndarray],
                 backgrounds: Sequence[np.ndarray],
+                background_ids: np.ndarray,
                 render: bool = True) -> dict:
-        """Draw one canvas (steps 1 to 3) and return its data info
-        (without ``img`` unless ``render``: the same draws, no pixels)."""
+        """Draw one canvas (steps 1 to 3) on one of ``backgrounds``
+        (``background_ids`` of its pool) and return its data info (without
+        ``img`` unless ``render``: the same draws, no pixels)."""
         size = self.img_size
-        back = backgrounds[int(rng.integers(len(backgrounds)))]
+        background_id = int(background_ids[int(
+            rng.integers(len(background_ids)))])
+        back = backgrounds[background_id]
         side = int(round(min(back.shape[:2]) * rng.uniform(0.35, 1.0)))
         top = int(rng.integers(back.shape[0] - side + 1))
         left = int(rng.integers(back.shape[1] - side + 1))
@@ -478,7 +512,8 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
                 canvas = canvas[:, ::-1]
         count = 1 + int(
             rng.choice(len(self.object_counts), p=self.object_counts))
-        classes = rng.choice(len(photos), size=count, replace=False)
+        classes = rng.choice(
+            len(photos), size=count, replace=False, p=self.class_weights())
         boxes: List[Tuple[int, int, int, int]] = []
         photo_ids: List[Tuple[int, int]] = []
         for cls in classes:
@@ -515,7 +550,8 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
             ori_shape=(size, size),
             gt_label=sorted(cls for cls, _ in photo_ids),
             photo_ids=photo_ids,
-            object_boxes=boxes)
+            object_boxes=boxes,
+            background_id=background_id)
         if render:
             info['img'] = np.ascontiguousarray(canvas.round().astype(np.uint8))
         return info
@@ -525,20 +561,34 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
         photos = load_category_photos(self.stamps_root,
                                       tuple(self.categories.items()),
                                       self.img_size)
-        backgrounds = load_backgrounds()
+        backgrounds = load_backgrounds() + load_background_files(
+            self.wallpapers, WALLPAPER_MAX_SIDE)
         stream = SPLIT_STREAMS[self.split]
         if self.disjoint_photos:
             split_pools = photo_pools([len(p) for p in photos])
         every = [np.arange(len(p)) for p in photos]
+        every_background = np.arange(len(backgrounds))
+        if self.backgrounds == 'wallpapers':
+            background_pool = background_pools(len(backgrounds))
         infos = []
         for idx, pool in enumerate(self.canvas_pools()):
             pools = ([p[pool]
                       for p in split_pools] if self.disjoint_photos else every)
+            background_ids = (
+                background_pool[pool]
+                if self.backgrounds == 'wallpapers' else every_background)
             infos.append(
                 self._canvas(
                     np.random.default_rng([self.seed, stream, idx]), photos,
-                    pools, backgrounds, render))
+                    pools, backgrounds, background_ids, render))
         return infos
+
+    def layout(self) -> List[dict]:
+        """The data infos of all canvases without their pixels (the
+        classes, photographs, boxes and backgrounds that
+        :meth:`load_data_list` draws, in a fraction of its time): what
+        the domain's statistics read."""
+        return self._draw(render=False)
 
     def description(self) -> dict:
         """What determines the canvases (the key of the feature cache):
@@ -552,7 +602,9 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
         # The declared settings (``drawings`` through the categories).
         settings = {
             name: getattr(self, name)
-            for name in self.hyperparameters if name != 'drawings'
+            for name in self.hyperparameters if name != 'drawings' and not (
+                name in _SINCE_VERSION_1
+                and getattr(self, name) == self.hyperparameters[name].default)
         }
         return dict(
             settings,
@@ -560,7 +612,9 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
             categories=self.categories,
             photographs=hashlib.sha256(repr(files).encode()).hexdigest(),
             backgrounds=[(osp.basename(path), file_digest(path))
-                         for path in background_paths()])
+                         for path in background_paths()] +
+            [(name, file_digest(path))
+             for (_, name, _), path in zip(WALLPAPERS, self.wallpapers)])
 
     def load_data_list(self) -> List[dict]:
         """Generate the canvases and their labels (one data info each, see
@@ -584,5 +638,6 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
         """Describe the generator in ``repr``."""
         return super().extra_repr() + [
             f'Photographs: \t{self.stamps_root}',
-            f'Disjoint photographs: \t{self.disjoint_photos}'
+            f'Disjoint photographs: \t{self.disjoint_photos}',
+            f'Backgrounds: \t{self.backgrounds}'
         ]
