@@ -321,7 +321,7 @@ def test_images_are_read_without_libpng_colour_profile_warnings(
     import cv2
     import skimage
 
-    from mmlml.datasets.domains.photo_canvases import read_image
+    from mmlml.datasets.domains.image_files import read_image
     page = osp.join(osp.dirname(skimage.__file__), 'data', 'page.png')
     expected = cv2.imread(page, cv2.IMREAD_UNCHANGED)
     assert 'iCCP' in capfd.readouterr().err  # what the reader avoids

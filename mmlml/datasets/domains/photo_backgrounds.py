@@ -16,6 +16,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import cv2
 import numpy as np
 
+from .image_files import read_image
+
 __all__ = [
     'WALLPAPERS', 'WALLPAPER_PACKAGES', 'WALLPAPER_ROOTS', 'BACKGROUND_POOLS',
     'bundled_background_paths', 'find_wallpapers', 'background_pools',
@@ -172,7 +174,6 @@ def _read_background(path: str, max_side: Optional[int], size: int,
                      mtime_ns: int) -> Optional[np.ndarray]:
     """One photograph of :func:`load_background_files` (``size`` and
     ``mtime_ns`` key the cache), or None if unreadable."""
-    from .photo_canvases import read_image
     image = read_image(path, cv2.IMREAD_COLOR)
     if image is None:
         return None

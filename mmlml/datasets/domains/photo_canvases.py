@@ -31,6 +31,7 @@ from .canvases import CanvasPools, free_box
 from .feature_maps import cached_feature_maps, check_features, file_digest
 from .generated_multi_label_dataset import (IMAGE_SEED, SPLIT, SPLIT_STREAMS,
                                             GeneratedMultiLabelDataset)
+from .image_files import read_image
 from .photo_backgrounds import (WALLPAPER_MAX_SIDE, WALLPAPERS,
                                 background_pools, bundled_background_paths,
                                 find_wallpapers, load_background_files)
@@ -122,36 +123,6 @@ def find_stamps_root(stamps_root: Optional[str] = None) -> str:
         '`python tools/dataset_converters/tuxpaint_stamps.py` (no root; '
         'or `apt-get install tuxpaint-stamps-default`), or give '
         '`stamps_root`.')
-
-
-def _without_colour_profile(data: bytes) -> bytes:
-    """A PNG file's bytes without its ``iCCP`` chunk (the embedded colour
-    profile, which OpenCV never applies); any other file as it is. Some
-    stamps and bundled photographs carry a profile that libpng warns about
-    on every read (``iCCP: known incorrect sRGB profile``)."""
-    if not data.startswith(b'\x89PNG\r\n\x1a\n'):
-        return data
-    parts, at = [data[:8]], 8
-    while at + 8 <= len(data):
-        length = int.from_bytes(data[at:at + 4], 'big')
-        end = at + 12 + length  # length, type, data, CRC
-        if data[at + 4:at + 8] != b'iCCP':
-            parts.append(data[at:end])
-        at = end
-    return b''.join(parts)
-
-
-def read_image(path: str, flags: int = cv2.IMREAD_COLOR):
-    """``cv2.imread(path, flags)`` without libpng's colour-profile
-    warnings (:func:`_without_colour_profile`); None when unreadable."""
-    try:
-        with open(path, 'rb') as f:
-            data = _without_colour_profile(f.read())
-    except OSError:
-        return None
-    if not data:
-        return None
-    return cv2.imdecode(np.frombuffer(data, np.uint8), flags)
 
 
 def _read_rgba(path: str, max_side: int) -> np.ndarray:
