@@ -242,7 +242,7 @@ def test_config_checks(tmp_path):
 
 @pytest.mark.slow
 def test_benchmark_end_to_end(tmp_path):
-    """Two configs, one seed, one point, a tiny schedule, two workers: the
+    """Two configs, one seed, one point, a tiny schedule, one worker: the
     record, its tables and figure; the same command again trains nothing;
     outputs are never written over inputs or existing files."""
     demo = osp.join(ROOT, 'configs', 'demo')
@@ -250,7 +250,7 @@ def test_benchmark_end_to_end(tmp_path):
         osp.join(demo, 'an.py'),
         osp.join(demo, 'full_labels.py'), '--seeds', '0', '--lrs', '0.1',
         '--lr-bounds', '0.1', '0.1', '--max-doublings', '0', '--study', 't',
-        '--storage',
+        '--workers', '1', '--storage',
         str(tmp_path / 't.db'), '--work-dir',
         str(tmp_path / 'work'), '--out',
         str(tmp_path / 'b.json'), '--markdown',
