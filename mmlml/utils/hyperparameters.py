@@ -9,8 +9,7 @@ declared defaults (a test compares the signatures), stores each as it is
 (``self.gamma = gamma``) and ends its stores, before anything expensive is
 built, with ``check_settings(self)``, which reads them back from the object
 as scikit-learn's validator does. Every error reads ``<name> must ...,
-got <value>`` plus the hint: ``lamb must lie in [1, inf], got 0.5``.
-"""
+got <value>`` plus the hint: ``lamb must lie in [1, inf], got 0.5``."""
 import inspect
 import math
 import numbers
@@ -31,12 +30,11 @@ class _Required:
     def __repr__(self) -> str:
         return 'REQUIRED'
 
-    def __reduce__(self) -> str:
-        return 'REQUIRED'
+    __reduce__ = __repr__  # a copy or a pickle is this module's object
 
 
-#: The default of a hyperparameter that the caller must give.
-# Typed Any: it stands in as the default of a parameter of any type.
+#: The default of a hyperparameter that the caller must give (typed Any:
+#: it stands in as the default of a parameter of any type).
 REQUIRED: Any = _Required()
 
 
@@ -186,11 +184,11 @@ class IntegerPair(Hyperparameter):
 class RealTuple(Real):
     """A sequence of finite real numbers in ``[low, high]``, stored as a
     tuple of floats: of any non-empty length (e.g. probabilities), or with
-    ``names``, one entry per name (the names are in the errors)."""
+    ``names``, one entry per name (the names are in the errors); each item
+    as :class:`Real` checks it."""
 
     names: Tuple[str, ...] = ()
 
-    # A tuple of what Real checks: checked item by item by Real.check.
     def check(  # type: ignore[override]
             self, name: str, value: Any) -> Tuple[float, ...]:
         names = [f' ({entry})' for entry in self.names]
@@ -242,8 +240,7 @@ def check_hyperparameters(declared: Mapping[str, Hyperparameter],
     An undeclared name raises a ``TypeError``, or with ``strict=False`` is
     returned unchecked (a functional form passes it on to its element-wise
     function, which takes or refuses it). An invalid or missing required
-    value raises a ``ValueError``.
-    """
+    value raises a ``ValueError``."""
     unknown = [name for name in values if name not in declared]
     if strict and unknown:
         raise TypeError(f'{owner} got unexpected argument(s) '
@@ -287,8 +284,7 @@ def check_settings(instance: Any, **run: Any) -> None:
     ``type(instance).rules`` is checked whose names are all known: the
     settings and ``run``, values of the run (e.g. ``max_epochs``) that a
     hook passes once the run is known. A failed check raises a
-    ``ValueError`` (a ``TypeError``: a :class:`Typed` of another type).
-    """
+    ``ValueError`` (a ``TypeError``: a :class:`Typed` of another type)."""
     cls = type(instance)
     values = {}
     for name, spec in getattr(cls, 'hyperparameters', {}).items():
