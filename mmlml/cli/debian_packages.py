@@ -9,9 +9,30 @@ import os.path as osp
 import shutil
 import subprocess
 import tempfile
-from typing import Sequence
+from typing import Optional, Sequence
 
-__all__ = ['unpack_debian_packages']
+from .tool_parser import tool_parser
+
+__all__ = ['unpack_debian_packages', 'parse_unpack_args']
+
+
+def parse_unpack_args(doc: str,
+                      default_out: str,
+                      found: str,
+                      argv: Optional[Sequence[str]] = None):
+    """The command line of a tool that unpacks Debian packages: ``--out``
+    (default ``default_out``, relative to the working directory) and
+    ``--force`` (unpack again even if ``found``, the files, are found)."""
+    parser = tool_parser(doc)
+    parser.add_argument(
+        '--out',
+        default=osp.relpath(default_out),
+        help='folder to unpack into (default: %(default)s)')
+    parser.add_argument(
+        '--force',
+        action='store_true',
+        help=f'unpack again even if the {found} are found')
+    return parser.parse_args(argv)
 
 
 def unpack_debian_packages(packages: Sequence[str], out: str, tag: str,

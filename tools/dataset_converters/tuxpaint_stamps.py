@@ -13,8 +13,7 @@ it only checks them. It prints the number of photographs of every class.
 import os.path as osp
 import sys
 
-from mmlml.cli import tool_parser
-from mmlml.cli.debian_packages import unpack_debian_packages
+from mmlml.cli.debian_packages import parse_unpack_args, unpack_debian_packages
 from mmlml.datasets.domains.photo_canvases import (DRAWN_CATEGORIES,
                                                    PHOTO_CATEGORIES,
                                                    UNPACKED_PACKAGE,
@@ -25,16 +24,7 @@ PACKAGE = 'tuxpaint-stamps-default'
 
 
 def parse_args(argv=None):
-    parser = tool_parser(__doc__)
-    parser.add_argument(
-        '--out',
-        default=osp.relpath(UNPACKED_PACKAGE),
-        help='folder to unpack the package into (default: %(default)s)')
-    parser.add_argument(
-        '--force',
-        action='store_true',
-        help='unpack again even if the stamps are found')
-    return parser.parse_args(argv)
+    return parse_unpack_args(__doc__, UNPACKED_PACKAGE, 'stamps', argv)
 
 
 def unpack(out: str) -> str:

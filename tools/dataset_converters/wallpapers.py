@@ -14,11 +14,9 @@ install`` of the packages as root, ``$MMLML_WALLPAPERS`` or an earlier
 run), it only checks them. It prints every photograph with its package
 and licence.
 """
-import os.path as osp
 import sys
 
-from mmlml.cli import tool_parser
-from mmlml.cli.debian_packages import unpack_debian_packages
+from mmlml.cli.debian_packages import parse_unpack_args, unpack_debian_packages
 from mmlml.datasets.domains.photo_backgrounds import (UNPACKED_WALLPAPERS,
                                                       WALLPAPER_PACKAGES,
                                                       WALLPAPERS,
@@ -27,16 +25,7 @@ from mmlml.datasets.domains.photo_backgrounds import (UNPACKED_WALLPAPERS,
 
 
 def parse_args(argv=None):
-    parser = tool_parser(__doc__)
-    parser.add_argument(
-        '--out',
-        default=osp.relpath(UNPACKED_WALLPAPERS),
-        help='folder to unpack the packages into (default: %(default)s)')
-    parser.add_argument(
-        '--force',
-        action='store_true',
-        help='unpack again even if the photographs are found')
-    return parser.parse_args(argv)
+    return parse_unpack_args(__doc__, UNPACKED_WALLPAPERS, 'photographs', argv)
 
 
 def main(argv=None) -> None:
