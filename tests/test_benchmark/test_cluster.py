@@ -197,9 +197,8 @@ def test_select_method_through_slurm(tmp_path):
     result = subprocess.run([
         sys.executable,
         osp.join(ROOT, 'tools', 'select_method.py'),
-        str(config), '--methods', 'an', 'hill', '--seeds', '0', '--lrs',
-        '0.1', '--lr-bounds', '0.1', '0.1', '--max-doublings', '0',
-        '--work-dir',
+        str(config), '--methods', 'an', 'hill', '--seeds', '0', '--lrs', '0.1',
+        '--lr-bounds', '0.1', '0.1', '--max-doublings', '0', '--work-dir',
         str(tmp_path / 'select'), '--workers', '2', *_slurm()
     ],
                             capture_output=True,

@@ -29,8 +29,7 @@ def test_dry_run_passes_and_names_every_loss(tmp_path, monkeypatch, capsys):
     for step in ('compile', 'dist'):
         assert any(
             line.startswith(step) and ' PASS ' in line for line in lines)
-    assert any(
-        line.startswith('amp') and ' SKIP ' in line for line in lines)
+    assert any(line.startswith('amp') and ' SKIP ' in line for line in lines)
     assert lines[-1].startswith('summary: ') and '0 failed' in lines[-1]
     results = json.loads(out.read_text())['results']
     assert {r['name'] for r in results} >= set(LOSS_CATALOG)
