@@ -41,14 +41,38 @@ def cluster_running() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Skip the tests marked ``cluster`` where the test bed is not
-    running (under CI, which starts it, they fail instead)."""
+    """Spread the long tests over the workers (:func:`_long_tests_first`);
+    skip the tests marked ``cluster`` where the test bed is not running
+    (under CI, which starts it, they fail instead)."""
+    items[:] = _long_tests_first(
+        items, int(os.environ.get('PYTEST_XDIST_WORKER_COUNT', 1)))
     if cluster_running() or os.environ.get('CI'):
         return
     skip = pytest.mark.skip(reason=CLUSTER_SKIP)
     for item in items:
         if 'cluster' in item.keywords:
             item.add_marker(skip)
+
+
+def _long_tests_first(items: list, workers: int) -> list:
+    """The tests in the order that ends a run on ``workers`` workers with
+    short tests: pytest-xdist's work stealing gives each worker an equal
+    run of the list, in turn; each run starts with its share of the long
+    tests (marked ``slow`` or ``cluster``, dealt in turn) and goes on with
+    short ones, so no worker waits long for another's last test. The
+    order of the tests within each kind is kept."""
+    is_long = [
+        'slow' in item.keywords or 'cluster' in item.keywords for item in items
+    ]
+    long = [item for item, flag in zip(items, is_long) if flag]
+    short = [item for item, flag in zip(items, is_long) if not flag]
+    ordered: list = []
+    for worker in range(workers):
+        size = (len(items) - len(ordered)) // (workers - worker)
+        share = long[worker::workers]
+        ordered += share + short[:max(size - len(share), 0)]
+        short = short[max(size - len(share), 0):]
+    return ordered + short
 
 
 def pytest_terminal_summary(terminalreporter):
