@@ -94,6 +94,13 @@ def parse_args(argv=None):
         default='full_labels',
         help='the high end of the gap closed (default: full_labels)')
     parser.add_argument(
+        '--label-seed-per-seed',
+        action='store_true',
+        help='each training seed draws its own partial labels (seed '
+        '1200 + the training seed), so that the spread over the seeds '
+        'covers the label draw too (default: one draw, seed 1200, for '
+        'every run)')
+    parser.add_argument(
         '--domain',
         choices=domains(ROOT),
         help='the data and backbone of the demo configs (a file of '
@@ -252,6 +259,10 @@ def definition(args, ledger: Optional[dict] = None) -> dict:
         cfg_options=dict(args.cfg_options or found.get('cfg_options') or {}),
         baseline=args.baseline,
         oracle=args.oracle,
+        **({
+            'label_seed_per_seed': True
+        } if args.label_seed_per_seed or found.get('label_seed_per_seed')
+           else {}),
         prune=pruning(args),
         trainer='tools/demo.py',
         work_dir=repo_path(args.work_dir),

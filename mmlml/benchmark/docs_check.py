@@ -22,6 +22,7 @@ import shlex
 import tempfile
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
+from .oracle import gap_ends
 from .report import report_args, write_reports
 from .results import domains_table
 from .settings import DEFAULT_DOMAIN
@@ -124,7 +125,7 @@ def comparison_markdown(paths: List[str],
     if len(modes) != len(paths):
         raise ValueError(f'{len(modes)} modes for {len(paths)} records: give '
                          'one mode, or one per record')
-    domains = {}
+    domains, ends = {}, {}
     for path, path_mode in zip(paths, modes):
         data = read_json(
             osp.join(root, path), 'the record of a benchmark sweep',
@@ -139,6 +140,8 @@ def comparison_markdown(paths: List[str],
         if domain in domains:
             raise ValueError(f'{path}: domain {domain} given twice')
         domains[domain] = rows
+        ends[domain] = gap_ends(data['results'][path_mode], setting,
+                                baseline, oracle)
     described = modes[0] if len(set(modes)) == 1 else ' and '.join(
         dict.fromkeys(modes))
     command = comparison_command(paths, setting, mode, baseline, oracle)
@@ -146,7 +149,7 @@ def comparison_markdown(paths: List[str],
             'do not edit. -->\n\n'
             f'**{setting}, {described}: the methods every domain ran, tuned '
             'on validation (test mAP: mean ± std over the seeds)**\n\n' +
-            domains_table(domains, baseline, oracle) + '\n')
+            domains_table(domains, baseline, oracle, ends) + '\n')
 
 
 def _same_png(a: str, b: str, tolerance: float = 2.0) -> bool:

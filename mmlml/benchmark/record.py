@@ -80,6 +80,8 @@ def reproducer(definition: dict, storage: str, reports: dict) -> str:
         parts += ['--cfg-options'] + [
             f'{k}={v}' for k, v in definition['cfg_options'].items()
         ]
+    if definition.get('label_seed_per_seed'):
+        parts.append('--label-seed-per-seed')
     if not definition.get('prune'):
         parts.append('--no-prune')
     elif definition['prune'].get('warmup') != PRUNING['warmup']:
@@ -296,6 +298,8 @@ def definition_from_ledger(path: str, ledger: dict) -> dict:
         lrs=tuning.get('lrs'),
         tune=ledger['sweep']['rules']['tune']
         if 'sweep' in ledger else 'runs' in ledger,
+        label_seed_per_seed=bool(
+            (ledger.get('sweep') or {}).get('label_seed_per_seed')),
         domain=tuning.get('domain'),
         cfg_options=options)
 

@@ -7,6 +7,7 @@ import os
 import os.path as osp
 import types
 
+from .oracle import gap_ends
 from .paper_claims import claims_markdown
 from .results import markdown_table
 from .search import SearchRules, tuned_table
@@ -70,9 +71,10 @@ def report(results: dict, args) -> str:
                          f'({_seeds(args.seeds)}{tuned})**\n')
             if ordered:
                 table = tuned_table if args.tune else markdown_table
-                parts.append(
-                    table(ordered, baseline=args.baseline, oracle=args.oracle)
-                    + '\n')
+                ends = gap_ends(
+                    results.get(mode, {}), setting, args.baseline,
+                    args.oracle)
+                parts.append(table(ordered, ends=ends) + '\n')
             missing = ', '.join(f'`{name}`' for name in names
                                 if name not in rows)
             if missing:
@@ -110,10 +112,12 @@ def plot(results: dict, args, path: str) -> None:
             for name in names
         ]
         ax.barh(names, means, xerr=stds, color=colours, capsize=2)
-        for ref, colour in ((args.baseline, 'tab:red'), (args.oracle,
-                                                         'tab:green')):
-            if ref in rows:
-                ax.axvline(rows[ref]['mAP'], color=colour, ls='--', lw=1)
+        ends = gap_ends(results[mode], setting, args.baseline, args.oracle)
+        if ends is not None:
+            ax.axvline(
+                rows[ends.baseline]['mAP'], color='tab:red', ls='--', lw=1)
+            ax.axvline(
+                ends.oracle_row['mAP'], color='tab:green', ls='--', lw=1)
         # A collapsed method (far below the baseline) would squeeze the
         # others into a corner: the axis starts near the rest, and the
         # method's value is written where its bar would be.
