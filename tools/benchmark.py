@@ -261,8 +261,8 @@ def definition(args, ledger: Optional[dict] = None) -> dict:
         oracle=args.oracle,
         **({
             'label_seed_per_seed': True
-        } if args.label_seed_per_seed or found.get('label_seed_per_seed')
-           else {}),
+        } if args.label_seed_per_seed or found.get('label_seed_per_seed') else
+           {}),
         prune=pruning(args),
         trainer='tools/demo.py',
         work_dir=repo_path(args.work_dir),

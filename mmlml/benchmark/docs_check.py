@@ -141,8 +141,8 @@ def comparison_markdown(paths: List[str],
         if domain in domains:
             raise ValueError(f'{path}: domain {domain} given twice')
         domains[domain] = rows
-        ends[domain] = gap_ends(data['results'][path_mode], setting,
-                                baseline, oracle)
+        ends[domain] = gap_ends(data['results'][path_mode], setting, baseline,
+                                oracle)
     described = modes[0] if len(set(modes)) == 1 else ' and '.join(
         dict.fromkeys(modes))
     command = comparison_command(paths, setting, mode, baseline, oracle)
@@ -263,8 +263,7 @@ def check_docs(root: str) -> List[str]:
             texts[record] = ''.join(
                 open(fresh[key], encoding='utf-8').read()
                 for key in sorted(fresh) if key != 'figure')
-            groups.append(({record} | set(committed.values()),
-                           texts[record]))
+            groups.append(({record} | set(committed.values()), texts[record]))
     for rel, comparison in comparisons:
         try:
             text = comparison_markdown(**comparison, root=root)
@@ -276,8 +275,8 @@ def check_docs(root: str) -> List[str]:
                 problems.append(
                     f'{rel} differs from the comparison of its records')
         groups.append(({rel}, '\n'.join(
-            [text] + [texts.get(osp.normpath(p), '')
-                      for p in comparison['paths']])))
+            [text] +
+            [texts.get(osp.normpath(p), '') for p in comparison['paths']])))
     problems += check_quotes(root, groups)
     problems += [
         f'{rel}: made by no record and no comparison (a record names its '

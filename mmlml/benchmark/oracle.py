@@ -18,9 +18,11 @@ from typing import Dict, NamedTuple, Optional, Sequence
 
 from .settings import FULL_SETTING
 
+#: A setting's rows: name -> row (its runs, their mean and spread).
+Rows = Dict[str, dict]
+
 __all__ = [
-    'gap_closed', 'validation_map', 'best_on_validation', 'GapEnds',
-    'gap_ends'
+    'gap_closed', 'validation_map', 'best_on_validation', 'GapEnds', 'gap_ends'
 ]
 
 
@@ -43,8 +45,7 @@ def validation_map(row: dict) -> float:
     return sum(values) / len(values) if values else math.nan
 
 
-def best_on_validation(rows: Dict[str, dict],
-                       exclude: Sequence[str] = ()) -> Optional[str]:
+def best_on_validation(rows: Rows, exclude: Sequence = ()) -> Optional[str]:
     """The name of the row (none of ``exclude``) with the best
     :func:`validation_map`, the first of equals; None where no row has a
     validation mAP."""

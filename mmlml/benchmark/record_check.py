@@ -49,7 +49,8 @@ def _value(run: dict, key: str):
 def _same(a, b) -> bool:
     if isinstance(a, float) or isinstance(b, float):
         return isinstance(a, (int, float)) and isinstance(
-            b, (int, float)) and math.isclose(a, b, abs_tol=1e-9)
+            b, (int, float)) and math.isclose(
+                a, b, abs_tol=1e-9)
     return a == b
 
 
@@ -69,7 +70,7 @@ def check_rows(record: str, data: dict) -> List[str]:
 
 
 def _check_row(where: str, row: dict, trials: Dict[str,
-                                                    List[dict]]) -> List[str]:
+                                                   List[dict]]) -> List[str]:
     runs = row.get('runs') or []
     if not runs:
         return [f'{where}: a row without runs']
@@ -94,8 +95,10 @@ def _check_row(where: str, row: dict, trials: Dict[str,
             if problem not in problems:  # a seed's run is in its search
                 problems.append(problem)
     if tuning:
-        grid = [r for r in tuning.get('grid') or [] if r.get('state') !=
-                'pruned' and isinstance(r.get('point'), dict)]
+        grid = [
+            r for r in tuning.get('grid') or []
+            if r.get('state') != 'pruned' and isinstance(r.get('point'), dict)
+        ]
         chosen = tuning.get('chosen') or {}
         if not grid or point_key(choose(grid)['point']) != point_key(chosen):
             problems.append(f'{where}: its chosen point is not the search\'s '
@@ -119,7 +122,9 @@ def quoted_numbers(text: str) -> Set[str]:
 def _sections(text: str) -> List[Tuple[int, str]]:
     """``(line, text)`` of each section of a markdown page (its code
     blocks kept: a heading inside one is no heading)."""
-    sections, start, lines, fenced = [], 1, [], False
+    sections: List[Tuple[int, str]] = []
+    lines: List[str] = []
+    start, fenced = 1, False
     for number, line in enumerate(text.splitlines(), 1):
         if line.lstrip().startswith(('```', '~~~')):
             fenced = not fenced
@@ -131,7 +136,8 @@ def _sections(text: str) -> List[Tuple[int, str]]:
     return sections
 
 
-def check_quotes(root: str, groups: Sequence[Tuple[Set[str], str]],
+def check_quotes(root: str,
+                 groups: Sequence[Tuple[Set[str], str]],
                  pages: Sequence[str] = QUOTING_PAGES) -> List[str]:
     """The numbers that ``pages`` (under ``root``) quote and the records
     they link do not hold (see the module docstring).
@@ -158,11 +164,10 @@ def check_quotes(root: str, groups: Sequence[Tuple[Set[str], str]],
             if not texts:
                 continue
             allowed = '\n'.join(texts)
-            missing = sorted(
-                (n for n in quoted_numbers(section)
-                 if not re.search(rf'(?<![\d.]){re.escape(n)}(?!\d)',
-                                  allowed)),
-                key=float)
+            missing = sorted((
+                n for n in quoted_numbers(section)
+                if not re.search(rf'(?<![\d.]){re.escape(n)}(?!\d)', allowed)),
+                             key=float)
             if missing:
                 problems.append(
                     f'{page}:{line}: the section quotes {", ".join(missing)}'

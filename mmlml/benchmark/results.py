@@ -17,8 +17,8 @@ from .paper_claims import best_gap_share
 
 __all__ = [
     'COLUMNS', 'summarise', 'aggregate', 'gap_closed', 'table_ends',
-    'ends_header', 'markdown_table',
-    'rank_correlation', 'rank_correlation_p_value', 'domains_table'
+    'ends_header', 'markdown_table', 'rank_correlation',
+    'rank_correlation_p_value', 'domains_table'
 ]
 
 #: The reported numbers, in table order. CF1 is given twice: MMPretrain's
@@ -89,13 +89,14 @@ def table_ends(results: Dict[str, dict], baseline: Optional[str],
                    (baseline, oracle))
 
 
-def ends_header(ends: GapEnds, names: Optional[Dict[str, str]] = None,
+def ends_header(ends: GapEnds,
+                names: Optional[Dict[str, str]] = None,
                 given: bool = True) -> str:
     """The header of a table's gap column: the oracle as its record names
     it (``given``: :func:`~.oracle.gap_ends`'s ends), else by its name."""
     names = names or {}
-    oracle = ends.oracle_label if given else names.get(
-        ends.oracle, ends.oracle)
+    oracle = ends.oracle_label if given else names.get(ends.oracle,
+                                                       ends.oracle)
     return (f'{names.get(ends.baseline, ends.baseline)} → {oracle} '
             'gap closed')
 

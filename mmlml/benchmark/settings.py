@@ -11,9 +11,9 @@ from mmengine.config import Config
 
 __all__ = [
     'SETTINGS', 'IMPOSED_SETTINGS', 'SETTING_TITLES', 'FULL_SETTING', 'MODES',
-    'dataset_modes', 'LABEL_SEED', 'label_seed', 'setting_options', 'DOMAINS_DIR', 'DEFAULT_DOMAIN', 'domains',
-    'domain_file', 'linear_domain', 'run_domain', 'mode_options',
-    'format_options', 'REPO_ROOT', 'abs_path'
+    'dataset_modes', 'LABEL_SEED', 'label_seed', 'setting_options',
+    'DOMAINS_DIR', 'DEFAULT_DOMAIN', 'domains', 'domain_file', 'linear_domain',
+    'run_domain', 'mode_options', 'format_options', 'REPO_ROOT', 'abs_path'
 ]
 
 #: The repository (realpath: an editable install reaches the package

@@ -84,8 +84,7 @@ def _call(cmd: list, log: str, threads: int) -> None:
                           f'{result.returncode}, see {log}')
 
 
-def _options(definition: dict, group: Group, point: dict,
-             seed: int) -> dict:
+def _options(definition: dict, group: Group, point: dict, seed: int) -> dict:
     """The overrides of a run of ``seed``: the sweep's, the mode's, the
     point's, the setting's (with the seed of its labels where the sweep
     draws them per training seed)."""
@@ -148,8 +147,8 @@ def _first_stage(sweep: Sweep, group: Group, seed: int, run_dir: str,
             else:
                 rebuilt = _train(
                     sweep, first_group, first['point'], seed, first_dir,
-                    _options(definition, first_group, first['point'],
-                             seed), None)
+                    _options(definition, first_group, first['point'], seed),
+                    None)
         checkpoint = osp.join(work_dir, rebuilt['best checkpoint'])
         notes['first stage rebuilt, val mAP'] = rebuilt['val mAP']
     stage = dataset_modes(abs_path(group.config), group.setting)[2]
@@ -174,8 +173,9 @@ def _first_stage(sweep: Sweep, group: Group, seed: int, run_dir: str,
             abs_path(first_stage), checkpoint, '--out', labels, '--force',
             '--thr',
             str(stage.get('thr', 0.5)), '--device', 'cpu', '--cfg-options'
-        ] + format_options(_options(definition, first_group, first['point'])),
-              log, threads)
+        ] + format_options(
+            _options(definition, first_group, first['point'], seed)), log,
+              threads)
         options['train_dataloader.dataset.label_file'] = labels
     return notes
 

@@ -207,8 +207,8 @@ def test_a_chosen_point_that_is_not_the_best_on_validation_fails(checkout):
 def _run(root, out, index):
     with open(osp.join(root, out)) as f:
         data = json.load(f)
-    return data['results']['finetune']['single_positive']['em']['runs'][
-        index]['run']
+    return data['results']['finetune']['single_positive']['em']['runs'][index][
+        'run']
 
 
 def test_the_pages_quote_the_records_they_link(checkout):
@@ -231,6 +231,7 @@ def test_the_pages_quote_the_records_they_link(checkout):
     ]
     # A number from elsewhere, named so.
     page.write_text(
-        quoted.replace(f'{em:.2f}.', f'{em + 1:.2f}. <!-- not from a record: '
-                       f'{em + 1:.2f} -->'))
+        quoted.replace(
+            f'{em:.2f}.', f'{em + 1:.2f}. <!-- not from a record: '
+            f'{em + 1:.2f} -->'))
     assert check_docs(root) == []

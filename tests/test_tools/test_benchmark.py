@@ -127,7 +127,8 @@ def test_compare_benchmarks(tmp_path):
     def write(name, domain, maps, val=None):
         # The validation mAP is the test one unless ``val`` says otherwise.
         rows = {
-            m: dict(
+            m:
+            dict(
                 mAP=v,
                 std=dict(mAP=0.5),
                 runs=[{
@@ -146,9 +147,11 @@ def test_compare_benchmarks(tmp_path):
     first = write(
         'a', None,
         dict(an=80, full_labels=100, em=95, hill=90, gr=85, only_here=99))
-    second = write('b', 'digit_canvases',
-                   dict(an=50, full_labels=90, em=60, hill=70, gr=65),
-                   val=dict(gr=75))
+    second = write(
+        'b',
+        'digit_canvases',
+        dict(an=50, full_labels=90, em=60, hill=70, gr=65),
+        val=dict(gr=75))
     out = tmp_path / 'c.md'
     text = compare.main([first, second, '--markdown', str(out)])
     assert out.read_text() == text
