@@ -37,9 +37,9 @@ Settings: ``single_positive`` (one positive per image, Cole et al.);
 ``n`` positives); ``full`` (every method on all labels: its best on
 validation is the honest oracle, where the gap of the other settings
 ends). Every choice is made on validation. ``--label-seed-per-seed``
-draws each training seed's partial labels anew. Modes: ``finetune`` (end to end); ``linear`` (the
-pretrained backbone frozen, the head trained at each trial's learning
-rate, searched as in ``finetune``).
+draws each training seed's partial labels anew. Modes: ``finetune`` (end
+to end); ``linear`` (the pretrained backbone frozen, the head trained at
+each trial's learning rate, searched as in ``finetune``).
 """
 import os
 import os.path as osp
@@ -361,6 +361,8 @@ def describe_sweep(sweep: Sweep) -> None:
     domain = definition.get('domain') or "the configs' own"
     lines.append(f'  settings {" ".join(definition["settings"])}; modes '
                  f'{" ".join(definition["modes"])}; domain {domain}')
+    if definition.get('label_seed_per_seed'):
+        lines.append('  each training seed draws its own partial labels')
     lines.append(f'  runs in {abs_path(definition["work_dir"])}')
     if definition.get('cfg_options'):
         lines.append('  overrides ' +
