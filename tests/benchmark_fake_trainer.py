@@ -86,6 +86,8 @@ def main():
         'epochs': epochs,
         'minutes': 0.01 * epoch
     })
+    if 'train_dataloader.dataset.seed' in options:  # labels drawn per seed
+        summary['label seed'] = int(options['train_dataloader.dataset.seed'])
     with open(args.out, 'w') as f:
         json.dump({name: {'runs': [summary]}}, f)
 

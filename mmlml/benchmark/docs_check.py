@@ -20,8 +20,10 @@ import os.path as osp
 import re
 import shlex
 import tempfile
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 
+from .oracle import gap_ends
+from .record_check import check_quotes, check_rows
 from .report import report_args, write_reports
 from .results import domains_table
 from .settings import DEFAULT_DOMAIN
@@ -124,7 +126,7 @@ def comparison_markdown(paths: List[str],
     if len(modes) != len(paths):
         raise ValueError(f'{len(modes)} modes for {len(paths)} records: give '
                          'one mode, or one per record')
-    domains = {}
+    domains, ends = {}, {}
     for path, path_mode in zip(paths, modes):
         data = read_json(
             osp.join(root, path), 'the record of a benchmark sweep',
@@ -139,6 +141,8 @@ def comparison_markdown(paths: List[str],
         if domain in domains:
             raise ValueError(f'{path}: domain {domain} given twice')
         domains[domain] = rows
+        ends[domain] = gap_ends(data['results'][path_mode], setting, baseline,
+                                oracle)
     described = modes[0] if len(set(modes)) == 1 else ' and '.join(
         dict.fromkeys(modes))
     command = comparison_command(paths, setting, mode, baseline, oracle)
@@ -146,7 +150,7 @@ def comparison_markdown(paths: List[str],
             'do not edit. -->\n\n'
             f'**{setting}, {described}: the methods every domain ran, tuned '
             'on validation (test mAP: mean ± std over the seeds)**\n\n' +
-            domains_table(domains, baseline, oracle) + '\n')
+            domains_table(domains, baseline, oracle, ends) + '\n')
 
 
 def _same_png(a: str, b: str, tolerance: float = 2.0) -> bool:
@@ -223,8 +227,13 @@ def check_docs(root: str) -> List[str]:
                             '"reports" name the new paths)')
     if not records:
         problems.append(f'no sweep record with reports under {RESULTS_DIR}/')
+    # Per record or comparison: the files that stand for it, the text of
+    # what it makes (the numbers the pages may quote).
+    groups: List[Tuple[Set[str], str]] = []
+    texts: Dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for index, (record, data) in enumerate(records):
+            problems += check_rows(record, data)
             committed = {
                 k: osp.normpath(v)
                 for k, v in data['reports'].items() if k != 'out'
@@ -251,6 +260,10 @@ def check_docs(root: str) -> List[str]:
                             f'{rel} differs from what {record} makes')
                 elif open(old).read() != open(fresh[key]).read():
                     problems.append(f'{rel} differs from what {record} makes')
+            texts[record] = ''.join(
+                open(fresh[key], encoding='utf-8').read()
+                for key in sorted(fresh) if key != 'figure')
+            groups.append(({record} | set(committed.values()), texts[record]))
     for rel, comparison in comparisons:
         try:
             text = comparison_markdown(**comparison, root=root)
@@ -261,6 +274,10 @@ def check_docs(root: str) -> List[str]:
             if f.read() != text:
                 problems.append(
                     f'{rel} differs from the comparison of its records')
+        groups.append(({rel}, '\n'.join(
+            [text] +
+            [texts.get(osp.normpath(p), '') for p in comparison['paths']])))
+    problems += check_quotes(root, groups)
     problems += [
         f'{rel}: made by no record and no comparison (a record names its '
         f'reports; a comparison starts with the {COMPARISON_TOOL} command '

@@ -14,6 +14,9 @@ verdicts as markdown, so that no hand-typed number can drift from the runs.
 import math
 from typing import Dict, List, Optional, Sequence
 
+from .oracle import GapEnds, best_on_validation, gap_ends, validation_map
+from .settings import FULL_SETTING
+
 __all__ = ['CLAIMS', 'verdict', 'claims_markdown', 'best_gap_share']
 
 _SPML = ('single_positive', )
@@ -75,21 +78,53 @@ def _cell(row: dict) -> str:
     return f'{row["mAP"]:.2f} ± {row["std"]["mAP"]:.2f}'
 
 
-def best_gap_share(rows: Dict[str, dict], baseline: str,
-                   oracle: str) -> Optional[tuple]:
-    """``(name, share)``: the method (neither endpoint) with the best test
-    mAP and the share of the baseline -> oracle gap it closes; None without
-    both endpoints or another method."""
-    if baseline not in rows or oracle not in rows:
+def best_gap_share(rows: Dict[str, dict],
+                   baseline: str,
+                   oracle: str,
+                   ends: Optional[GapEnds] = None) -> Optional[tuple]:
+    """``(name, share)``: the method (neither endpoint) with the best
+    validation mAP (:func:`~.oracle.validation_map`; no test number
+    chooses) and the share of the baseline -> oracle gap that its test
+    mAP closes; None without both endpoints or another method. ``ends``:
+    the record's ends of the gap (:func:`~.oracle.gap_ends`), else
+    ``baseline`` and ``oracle`` are rows of ``rows``."""
+    if ends is None:
+        if baseline not in rows or oracle not in rows:
+            return None
+        ends = GapEnds(baseline, oracle, rows[oracle], False,
+                       (baseline, oracle))
+    name = best_on_validation(rows, ends.excluded)
+    if name is None:
         return None
-    others = {k: v for k, v in rows.items() if k not in (baseline, oracle)}
-    if not others:
+    return name, ends.share(rows[name], rows)
+
+
+def _best_line(setting: str, rows: Dict[str, dict],
+               results: Dict[str, Dict[str, dict]], baseline: str,
+               oracle: str) -> Optional[str]:
+    """The line of ``setting`` that names its best method on validation
+    (in the setting ``full``: the honest oracle), or None."""
+    if setting == FULL_SETTING:
+        name = best_on_validation(rows)
+        if name is None:
+            return None
+        return (f'Honest oracle (the best on validation of the {len(rows)} '
+                f'methods trained on all labels, mean val mAP '
+                f'{validation_map(rows[name]):.2f}): **{name}**, '
+                f'{_cell(rows[name])} test mAP; the other settings\' gap '
+                'closed ends here.\n')
+    ends = gap_ends(results, setting, baseline, oracle)
+    best = best_gap_share(rows, baseline, oracle, ends)
+    if ends is None or best is None:
         return None
-    name = max(others, key=lambda k: others[k]['mAP'])
-    gap = rows[oracle]['mAP'] - rows[baseline]['mAP']
-    share = (others[name]['mAP'] - rows[baseline]['mAP']) / gap \
-        if gap > 0 else math.nan
-    return name, share
+    name, share = best
+    count = sum(k not in ends.excluded for k in rows)
+    return (f'Best method on validation (of the {count} run in this '
+            f'setting besides the two ends; mean val mAP '
+            f'{validation_map(rows[name]):.2f}): **{name}**, '
+            f'{_cell(rows[name])} test mAP, closes {share:.0%} of the '
+            f'{baseline} ({_cell(rows[baseline])}) → {ends.oracle_label} '
+            f'({_cell(ends.oracle_row)}) gap.\n')
 
 
 def claims_markdown(results: Dict[str, Dict[str, dict]],
@@ -98,21 +133,16 @@ def claims_markdown(results: Dict[str, Dict[str, dict]],
                     oracle: str = 'full_labels',
                     claims: Sequence[tuple] = CLAIMS) -> str:
     """Markdown: per setting of ``results`` (``{setting: {name:
-    aggregate}}``), the best method of those run there and its share of
-    the gap, then one line per claim whose two configs were run in that
-    setting."""
+    aggregate}}`` of one mode), the best method on validation of those
+    run there and its share of the gap (:func:`~.oracle.gap_ends`: to the
+    honest oracle where ``results`` has the setting ``full``), then one
+    line per claim whose two configs were run in that setting."""
     lines: List[str] = []
     for setting, rows in results.items():
         lines.append(f'### {titles.get(setting, setting)}\n')
-        best = best_gap_share(rows, baseline, oracle)
+        best = _best_line(setting, rows, results, baseline, oracle)
         if best is not None:
-            name, share = best
-            lines.append(
-                f'Best method (of the {len(rows) - 2} run in this setting '
-                f'besides the two ends): **{name}**, {_cell(rows[name])} '
-                f'test mAP, closes {share:.0%} of the {baseline} '
-                f'({_cell(rows[baseline])}) → {oracle} '
-                f'({_cell(rows[oracle])}) gap.\n')
+            lines.append(best)
         lines.append('| claim (source) | better | worse | verdict |')
         lines.append('|:---|---:|---:|:---|')
         for source, good, bad, settings in claims:

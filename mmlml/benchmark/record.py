@@ -24,11 +24,13 @@ from .cli import PRUNING
 from .config_keys import EPOCHS_KEY, LR_KEY
 from .results import COLUMNS, aggregate
 from .search import SearchRules, summarise_tuning
+from .settings import LABEL_SEED, domain_file, label_seed
 from .sweep import Group, Sweep, SweepError, repo_path
 
 __all__ = [
     'LedgerError', 'read_json', 'reproducer', 'export', 'import_ledger',
-    'definition_from_ledger', 'check_ledger'
+    'definition_from_ledger', 'check_ledger', 'label_seeds',
+    'domain_statistics'
 ]
 
 #: A run's fields that describe the worker, not the run: left out.
@@ -80,6 +82,8 @@ def reproducer(definition: dict, storage: str, reports: dict) -> str:
         parts += ['--cfg-options'] + [
             f'{k}={v}' for k, v in definition['cfg_options'].items()
         ]
+    if definition.get('label_seed_per_seed'):
+        parts.append('--label-seed-per-seed')
     if not definition.get('prune'):
         parts.append('--no-prune')
     elif definition['prune'].get('warmup') != PRUNING['warmup']:
@@ -111,6 +115,33 @@ def _row(sweep: Sweep, group: Group) -> Optional[dict]:
     return summarise_tuning(tuned, own)
 
 
+def label_seeds(definition: dict) -> List[int]:
+    """The seeds of the partial labels of a sweep's training seeds, in
+    order: one each where it draws them per training seed
+    (``label_seed_per_seed``), else the one seed of every run."""
+    if definition.get('label_seed_per_seed'):
+        return [label_seed(s) for s in definition['rules']['seeds']]
+    return [LABEL_SEED]
+
+
+def domain_statistics(definition: dict) -> Optional[dict]:
+    """The ``domain_statistics`` block of a sweep's record: what its domain
+    is (:func:`~mmlml.datasets.domains.photo_statistics.config_statistics`
+    with the sweep's :func:`label_seeds`) where the domain's training
+    canvases are real photographs (``PhotoCanvases``); None for another
+    domain, which states nothing."""
+    from mmengine.config import Config
+    domain = definition.get('domain')
+    if not domain:
+        return None
+    cfg = Config.fromfile(domain_file(domain))
+    train = cfg.get('train_dataloader', {}).get('dataset', {})
+    if dict(train.get('dataset') or {}).get('type') != 'PhotoCanvases':
+        return None
+    from mmlml.datasets.domains.photo_statistics import config_statistics
+    return config_statistics(cfg, label_seeds(definition))
+
+
 def export(sweep: Sweep, storage: str, reports: dict) -> dict:
     """The sweep's record (see the module docstring). ``storage`` is how
     the reproducer names the storage; ``reports`` the files it writes
@@ -139,6 +170,7 @@ def export(sweep: Sweep, storage: str, reports: dict) -> dict:
     # A pruned run's minutes to its end, at the pace it trained.
     to_end = sum(t['minutes'] * t['epochs'] / max(t['epochs trained'], 1)
                  for t in pruned)
+    statistics = domain_statistics(definition)
     return dict(
         command=reproducer(definition, storage, reports),
         sweep={
@@ -150,6 +182,11 @@ def export(sweep: Sweep, storage: str, reports: dict) -> dict:
             k: v
             for k, v in reports.items() if v
         },
+        label_seed_per_training_seed=bool(
+            definition.get('label_seed_per_seed')),
+        **({
+            'domain_statistics': statistics
+        } if statistics is not None else {}),
         training_minutes=sum(t.get('minutes', 0) for t in trials),
         pruning=dict(
             trials=len(pruned),
@@ -296,6 +333,8 @@ def definition_from_ledger(path: str, ledger: dict) -> dict:
         lrs=tuning.get('lrs'),
         tune=ledger['sweep']['rules']['tune']
         if 'sweep' in ledger else 'runs' in ledger,
+        label_seed_per_seed=bool((ledger.get('sweep')
+                                  or {}).get('label_seed_per_seed')),
         domain=tuning.get('domain'),
         cfg_options=options)
 

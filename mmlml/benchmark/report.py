@@ -7,6 +7,7 @@ import os
 import os.path as osp
 import types
 
+from .oracle import gap_ends
 from .paper_claims import claims_markdown
 from .results import markdown_table
 from .search import SearchRules, tuned_table
@@ -33,6 +34,8 @@ def report_args(data: dict, **outputs) -> types.SimpleNamespace:
         baseline=sweep.get('baseline', 'an'),
         oracle=sweep.get('oracle', 'full_labels'),
         domain=sweep.get('domain'),
+        statistics=data.get('domain_statistics'),
+        labels_per_seed=bool(data.get('label_seed_per_training_seed')),
         trials=data.get('trials', []),
         out=files.get('out'),
         markdown=files.get('markdown'),
@@ -40,8 +43,29 @@ def report_args(data: dict, **outputs) -> types.SimpleNamespace:
         figure=files.get('figure'))
 
 
-def _seeds(seeds) -> str:
-    return f'{len(seeds)} seed' + ('s' if len(seeds) > 1 else '')
+def _seeds(seeds, labels_per_seed: bool = False) -> str:
+    """The seeds in words, and whether each drew its own labels."""
+    return f'{len(seeds)} seed' + ('s' if len(seeds) > 1 else '') + (
+        ', labels drawn per seed' if labels_per_seed else '')
+
+
+def statistics_line(statistics: dict) -> str:
+    """The ``domain_statistics`` block of a record in one paragraph."""
+    hidden = ', '.join(f'{k} {v:.1%}'
+                       for k, v in statistics['hidden_positive_share'].items())
+    low, high = statistics['class_prior_range']
+    return ("The domain (the record's `domain_statistics`): "
+            f'{statistics["classes"]} classes, '
+            f'{statistics["train_images"]} training images, '
+            f'{statistics["labels_per_image"]:.2f} labels per image, class '
+            f'priors {low:.1%} to {high:.1%}; positives hidden: {hidden}; '
+            'test photographs seen in training '
+            f'{statistics["test_photographs_seen_in_training"]:.1%}, test '
+            'backgrounds seen in training '
+            f'{statistics["test_backgrounds_seen_in_training"]:.1%}; '
+            'labels drawn per training seed: '
+            f'{"yes" if statistics["label_seed_per_training_seed"] else "no"}'
+            '.\n')
 
 
 def _in_order(results: dict, args) -> dict:
@@ -67,16 +91,19 @@ def report(results: dict, args) -> str:
             ordered = dict(sorted(rows.items(), key=lambda kv: -kv[1]['mAP']))
             tuned = ', tuned on validation' if args.tune else ''
             parts.append(f'**{SETTING_TITLES[setting]}, {mode} '
-                         f'({_seeds(args.seeds)}{tuned})**\n')
+                         f'({_seeds(args.seeds, args.labels_per_seed)}'
+                         f'{tuned})**\n')
             if ordered:
                 table = tuned_table if args.tune else markdown_table
-                parts.append(
-                    table(ordered, baseline=args.baseline, oracle=args.oracle)
-                    + '\n')
+                ends = gap_ends(
+                    results.get(mode, {}), setting, args.baseline, args.oracle)
+                parts.append(table(ordered, ends=ends) + '\n')
             missing = ', '.join(f'`{name}`' for name in names
                                 if name not in rows)
             if missing:
                 parts.append(f'Not run yet: {missing}.\n')
+    if args.statistics:
+        parts.append(statistics_line(args.statistics))
     trials = args.trials
     pruned = sum(t.get('state') == 'pruned' for t in trials)
     parts.append(f'{len(trials)} training runs' +
@@ -110,10 +137,12 @@ def plot(results: dict, args, path: str) -> None:
             for name in names
         ]
         ax.barh(names, means, xerr=stds, color=colours, capsize=2)
-        for ref, colour in ((args.baseline, 'tab:red'), (args.oracle,
-                                                         'tab:green')):
-            if ref in rows:
-                ax.axvline(rows[ref]['mAP'], color=colour, ls='--', lw=1)
+        ends = gap_ends(results[mode], setting, args.baseline, args.oracle)
+        if ends is not None:
+            ax.axvline(
+                rows[ends.baseline]['mAP'], color='tab:red', ls='--', lw=1)
+            ax.axvline(
+                ends.oracle_row['mAP'], color='tab:green', ls='--', lw=1)
         # A collapsed method (far below the baseline) would squeeze the
         # others into a corner: the axis starts near the rest, and the
         # method's value is written where its bar would be.
@@ -130,7 +159,7 @@ def plot(results: dict, args, path: str) -> None:
         ax.set_title(
             f'{args.domain or DEFAULT_DOMAIN}: '
             f'{SETTING_TITLES[setting]}\n({mode}, '
-            f'{_seeds(args.seeds)}{tuned})',
+            f'{_seeds(args.seeds, args.labels_per_seed)}{tuned})',
             fontsize=10)
         ax.tick_params(axis='y', labelsize=8)
     fig.tight_layout()
@@ -163,7 +192,8 @@ def claims_report(results: dict, args) -> str:
     for mode, by_setting in _in_order(results, args).items():
         domain = args.domain or DEFAULT_DOMAIN
         parts.append(f'## Paper claims: {domain}, {mode}, tuned on '
-                     f'validation ({_seeds(args.seeds)})\n')
+                     'validation '
+                     f'({_seeds(args.seeds, args.labels_per_seed)})\n')
         parts.append(
             claims_markdown(by_setting, SETTING_TITLES, args.baseline,
                             args.oracle))

@@ -12,11 +12,13 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
+from .oracle import GapEnds, gap_closed
 from .paper_claims import best_gap_share
 
 __all__ = [
-    'COLUMNS', 'summarise', 'aggregate', 'gap_closed', 'markdown_table',
-    'rank_correlation', 'rank_correlation_p_value', 'domains_table'
+    'COLUMNS', 'summarise', 'aggregate', 'gap_closed', 'table_ends',
+    'ends_header', 'markdown_table', 'rank_correlation',
+    'rank_correlation_p_value', 'domains_table'
 ]
 
 #: The reported numbers, in table order. CF1 is given twice: MMPretrain's
@@ -75,34 +77,50 @@ def aggregate(runs: List[dict], columns: Sequence[str] = COLUMNS) -> dict:
     return result
 
 
-def gap_closed(value: float, baseline: float, oracle: float) -> float:
-    r"""The share of the baseline-to-oracle gap that ``value`` closes,
-    :math:`(v - b) / (o - b)`: 0 for the baseline, 1 for the oracle,
-    negative below the baseline; NaN when the oracle does not beat the
-    baseline (no gap to close)."""
-    gap = oracle - baseline
-    return (value - baseline) / gap if gap > 0 else math.nan
+def table_ends(results: Dict[str, dict], baseline: Optional[str],
+               oracle: Optional[str],
+               ends: Optional[GapEnds]) -> Optional[GapEnds]:
+    """The ends of a table's gap: ``ends`` where given (a record's,
+    :func:`~.oracle.gap_ends`), else ``baseline`` and ``oracle`` where
+    both are rows of ``results`` (named as they are)."""
+    if ends is not None or baseline not in results or oracle not in results:
+        return ends
+    return GapEnds(baseline, oracle, results[oracle], False,
+                   (baseline, oracle))
+
+
+def ends_header(ends: GapEnds,
+                names: Optional[Dict[str, str]] = None,
+                given: bool = True) -> str:
+    """The header of a table's gap column: the oracle as its record names
+    it (``given``: :func:`~.oracle.gap_ends`'s ends), else by its name."""
+    names = names or {}
+    oracle = ends.oracle_label if given else names.get(ends.oracle,
+                                                       ends.oracle)
+    return (f'{names.get(ends.baseline, ends.baseline)} → {oracle} '
+            'gap closed')
 
 
 def markdown_table(results: Dict[str, dict],
                    baseline: Optional[str] = None,
                    oracle: Optional[str] = None,
                    columns: Sequence[str] = ('mAP', 'CF1 (paper)', 'OF1'),
-                   names: Optional[Dict[str, str]] = None) -> str:
+                   names: Optional[Dict[str, str]] = None,
+                   ends: Optional[GapEnds] = None) -> str:
     """A markdown table of aggregated results (``{name: aggregate(...)}``),
     in the given order: each column as ``mean ± std`` (the std is left out
     when every row has a single run) and, with a ``baseline`` and an
-    ``oracle`` among the results, the share of the mAP gap between them that
+    ``oracle`` among the results (or the ``ends`` of a record's setting,
+    :func:`~.oracle.gap_ends`), the share of the mAP gap between them that
     each row closes (:func:`gap_closed`, in percent). ``names`` maps result
     names to the displayed ones."""
     names = names or {}
     show_std = any(len(row.get('runs', ())) > 1 for row in results.values())
-    ends = (baseline, oracle) if baseline in results and \
-        oracle in results else None
+    given = ends is not None
+    ends = table_ends(results, baseline, oracle, ends)
     header = ['method'] + [f'test {c}' for c in columns]
     if ends is not None:
-        header.append(f'{names.get(ends[0], ends[0])} → '
-                      f'{names.get(ends[1], ends[1])} gap closed')
+        header.append(ends_header(ends, names, given))
     lines = [
         '| ' + ' | '.join(header) + ' |',
         '|' + '|'.join([':---'] + ['---:'] * (len(header) - 1)) + '|'
@@ -115,8 +133,7 @@ def markdown_table(results: Dict[str, dict],
                 cell += f' ± {row["std"][key]:.2f}'
             cells.append(cell)
         if ends is not None:
-            share = gap_closed(row['mAP'], results[ends[0]]['mAP'],
-                               results[ends[1]]['mAP'])
+            share = ends.share(row, results)
             cells.append('n/a' if math.isnan(share) else f'{share:+.0%}')
         lines.append('| ' + ' | '.join(cells) + ' |')
     return '\n'.join(lines)
@@ -179,15 +196,20 @@ def rank_correlation_p_value(a: Dict[str, float], b: Dict[str,
 
 def domains_table(domains: Dict[str, Dict[str, dict]],
                   baseline: str = 'an',
-                  oracle: str = 'full_labels') -> str:
+                  oracle: str = 'full_labels',
+                  ends: Optional[Dict[str, Optional[GapEnds]]] = None) -> str:
     """Markdown: the methods that every domain ran (``{domain: {name:
     aggregate}}``), one row each, ordered by the first domain's test mAP;
     per domain the test mAP (mean ± std), its rank and the share of the
     ``baseline`` -> ``oracle`` gap it closes (:func:`gap_closed`). Then
     Spearman's rank correlation of every pair of domains over those
     methods, the baseline and the oracle left out (their places are fixed
-    by construction), and per domain the best method with its share of the
-    gap."""
+    by construction), and per domain the best method on validation with
+    its share of the gap. ``ends`` gives a domain's ends of the gap
+    (:func:`~.oracle.gap_ends` of its record: the honest oracle where it
+    has one); a domain it leaves out has ``baseline`` and ``oracle`` as
+    rows."""
+    given = ends or {}
     if not domains:
         raise ValueError('domains_table() needs at least one domain.')
     names = list(domains)
@@ -209,6 +231,10 @@ def domains_table(domains: Dict[str, Dict[str, dict]],
         '| ' + ' | '.join(header) + ' |',
         '|' + '|'.join([':---'] + ['---:'] * (len(header) - 1)) + '|'
     ]
+    domain_ends = {
+        d: table_ends(domains[d], baseline, oracle, given.get(d))
+        for d in names
+    }
     for m in shared:
         cells = [m]
         for d in names:
@@ -218,12 +244,9 @@ def domains_table(domains: Dict[str, Dict[str, dict]],
                 f'{row["mAP"]:.2f} ± {row["std"]["mAP"]:.2f}',
                 f'{ranks[d][m]:g}'
             ]
-            if baseline in rows and oracle in rows:
-                share = gap_closed(row['mAP'], rows[baseline]['mAP'],
-                                   rows[oracle]['mAP'])
-                cells.append('n/a' if math.isnan(share) else f'{share:+.0%}')
-            else:
-                cells.append('n/a')
+            end = domain_ends[d]
+            share = end.share(row, rows) if end else math.nan
+            cells.append('n/a' if math.isnan(share) else f'{share:+.0%}')
         lines.append('| ' + ' | '.join(cells) + ' |')
     methods = [m for m in shared if m not in (baseline, oracle)]
     lines.append('')
@@ -239,12 +262,14 @@ def domains_table(domains: Dict[str, Dict[str, dict]],
                          f'methods other than {baseline} and {oracle}, {a} '
                          f'vs {b}: {rho:.2f} (two-sided p = {p_value:.2g}).')
     for d in names:
-        rows = domains[d]
-        found = best_gap_share({m: rows[m] for m in shared}, baseline, oracle)
-        if found is None:
+        rows, end = domains[d], domain_ends[d]
+        found = best_gap_share({m: rows[m]
+                                for m in shared}, baseline, oracle, end)
+        if found is None or end is None:
             continue
         best, share = found
-        lines.append(f'{d}: best of them **{best}**, '
+        label = end.oracle_label if d in given else oracle
+        lines.append(f'{d}: best of them on validation **{best}**, '
                      f'{rows[best]["mAP"]:.2f} test mAP, '
-                     f'{share:.0%} of the {baseline} → {oracle} gap.')
+                     f'{share:.0%} of the {baseline} → {label} gap.')
     return '\n'.join(lines)

@@ -39,7 +39,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from mmengine.config import Config
 
 from .config_keys import EPOCHS_KEY, LR_KEY
-from .results import aggregate, gap_closed
+from .oracle import GapEnds
+from .results import aggregate, ends_header, table_ends
 
 __all__ = [
     'SearchRules', 'Plan', 'key_hyperparameter', 'point_name', 'point_key',
@@ -320,20 +321,22 @@ def _format_value(value) -> str:
 
 def tuned_table(results: Dict[str, dict],
                 baseline: Optional[str] = None,
-                oracle: Optional[str] = None) -> str:
+                oracle: Optional[str] = None,
+                ends: Optional[GapEnds] = None) -> str:
     """A markdown table of tuned results (``{name: aggregate + 'tuning'}``,
     in the given order): the chosen point, its validation mAP (first seed),
     the test mAP, CF1 and OF1 over the seeds (mean ± std), the share of the
-    tuned baseline -> oracle gap closed, and the test mAP of the config's
+    tuned baseline -> oracle gap closed (or of the ``ends`` of a record's
+    setting, :func:`~.oracle.gap_ends`), and the test mAP of the config's
     own recipe (first seed; blank when the grid did not contain it)."""
-    ends = (baseline, oracle) if baseline in results and \
-        oracle in results else None
+    given = ends is not None
+    ends = table_ends(results, baseline, oracle, ends)
     header = [
         'method', 'lr', 'epochs', 'key hyperparameter', 'val mAP', 'test mAP',
         'test CF1 (paper)', 'test OF1'
     ]
     if ends is not None:
-        header.append(f'{ends[0]} → {ends[1]} gap closed')
+        header.append(ends_header(ends, given=given))
     header.append('own recipe test mAP')
     lines = [
         '| ' + ' | '.join(header) + ' |',
@@ -356,8 +359,7 @@ def tuned_table(results: Dict[str, dict],
             cells.append(f'{row[key]:.2f} ± {row["std"][key]:.2f}' if n >
                          1 else f'{row[key]:.2f}')
         if ends is not None:
-            share = gap_closed(row['mAP'], results[ends[0]]['mAP'],
-                               results[ends[1]]['mAP'])
+            share = ends.share(row, results)
             cells.append('n/a' if math.isnan(share) else f'{share:+.0%}')
         own = tuning.get('own recipe')
         cells.append(f'{own["mAP"]:.2f}' if own else '')

@@ -10,10 +10,10 @@ from typing import Any, Dict, List, Optional
 from mmengine.config import Config
 
 __all__ = [
-    'SETTINGS', 'IMPOSED_SETTINGS', 'SETTING_TITLES', 'MODES', 'dataset_modes',
-    'setting_options', 'DOMAINS_DIR', 'DEFAULT_DOMAIN', 'domains',
-    'domain_file', 'linear_domain', 'run_domain', 'mode_options',
-    'format_options', 'REPO_ROOT', 'abs_path'
+    'SETTINGS', 'IMPOSED_SETTINGS', 'SETTING_TITLES', 'FULL_SETTING', 'MODES',
+    'dataset_modes', 'LABEL_SEED', 'label_seed', 'setting_options',
+    'DOMAINS_DIR', 'DEFAULT_DOMAIN', 'domains', 'domain_file', 'linear_domain',
+    'run_domain', 'mode_options', 'format_options', 'REPO_ROOT', 'abs_path'
 ]
 
 #: The repository (realpath: an editable install reaches the package
@@ -30,6 +30,9 @@ SETTINGS: Dict[str, Dict[str, Any]] = {
     'single_positive': dict(mode='single_positive'),
     'r0.5': dict(mode='ratio', ratio=0.5),
     'r0.8': dict(mode='ratio', ratio=0.8),
+    # Every label (r = 0): every method trained on the full labels, whose
+    # best on validation is the honest oracle of the other settings.
+    'full': dict(mode='full'),
     # The config's own labels, imposed on nothing (tools/select_method.py
     # on a user's data).
     'own': {},
@@ -43,10 +46,29 @@ SETTING_TITLES = {
     'single_positive': 'Single positive label per image',
     'r0.5': 'Missing ratio r = 0.5',
     'r0.8': 'Missing ratio r = 0.8',
+    'full': 'All labels (r = 0)',
     'own': "The config's own labels",
 }
 
+#: The setting of every method on all labels: where a record has it, the
+#: gap closed is measured against its best method on validation (the
+#: honest oracle, :func:`~mmlml.benchmark.results.gap_ends`).
+FULL_SETTING = 'full'
+
 MODES = ('finetune', 'linear')
+
+#: The seed of the partial labels of every run (Cole et al.'s, the
+#: default of :class:`~mmlml.datasets.PartialLabelProtocol`), unless the
+#: sweep draws them per training seed (:func:`label_seed`).
+LABEL_SEED = 1200
+
+
+def label_seed(training_seed: int) -> int:
+    """The seed of the partial labels of a run of ``training_seed`` in a
+    sweep that draws them per training seed
+    (``--label-seed-per-seed``): :data:`LABEL_SEED` plus the training
+    seed, so that seed 0 draws the labels of every other sweep."""
+    return LABEL_SEED + training_seed
 
 
 def dataset_modes(config: str, setting: str = 'single_positive') -> tuple:
@@ -80,13 +102,16 @@ def dataset_modes(config: str, setting: str = 'single_positive') -> tuple:
     return modes[0], modes[1], first_stage
 
 
-def setting_options(setting: str, train_mode: str) -> dict:
+def setting_options(setting: str,
+                    train_mode: str,
+                    seed: Optional[int] = None) -> dict:
     """The ``--cfg-options`` that put a config in ``setting``: the
     validation split's labels always (they count where it validates on
     its observed labels, ``val_labels='observed'``; the demo configs
     validate on the full ones), the training labels unless they are the
-    full labels (the oracle) or a label file (a second stage). The
-    setting ``own`` changes nothing."""
+    full labels (the oracle) or a label file (a second stage); with a
+    ``seed`` (:func:`label_seed`), the seed of their draw. The setting
+    ``own`` changes nothing."""
     options: Dict[str, Any] = {}
     if not SETTINGS[setting]:
         return options
@@ -98,6 +123,8 @@ def setting_options(setting: str, train_mode: str) -> dict:
             options[f'{target}.{key}'] = value
         if 'ratio' not in SETTINGS[setting]:
             options[f'{target}.ratio'] = None
+        if seed is not None:
+            options[f'{target}.seed'] = seed
     return options
 
 

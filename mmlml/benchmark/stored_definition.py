@@ -179,6 +179,9 @@ def check_definition(definition: dict, where: str,
                                       _is_number(v) for v in prune.values())):
         refuse(f'its `prune` {prune!r} is not {{{", ".join(PRUNE_KEYS)}}} '
                'of numbers')
+    if definition.get('label_seed_per_seed', False) not in (True, False):
+        refuse('its `label_seed_per_seed` '
+               f'{definition["label_seed_per_seed"]!r} is not true or false')
     for key, high in (('threads', 1024), ('gpus_per_trial', 64)):
         value = definition.get(key, 1)
         if not _is_number(value, integer=True) or not 1 <= value <= high:

@@ -199,7 +199,8 @@ class Sweep:
                 f'{", ".join(old["configs"])}); name them all to continue '
                 'it, join it with --join, or name a new --study')
         fixed = [
-            k for k in ('rules', 'domain', 'cfg_options', 'prune', 'work_dir')
+            k for k in ('rules', 'domain', 'cfg_options', 'prune', 'work_dir',
+                        'label_seed_per_seed')
             if old.get(k) != definition.get(k)
         ]
         if fixed:

@@ -37,8 +37,8 @@ from mmengine.config import Config
 
 from .config_keys import EPOCHS_KEY
 from .progress import EpochWatch, SweepProgress
-from .settings import (dataset_modes, format_options, mode_options, run_domain,
-                       setting_options)
+from .settings import (dataset_modes, format_options, label_seed, mode_options,
+                       run_domain, setting_options)
 from .stored_definition import check_trial, trainer_path
 from .sweep import (LOST, REPO_ROOT, Group, Sweep, abs_path, file_lock,
                     first_seed_point, run_id)
@@ -84,14 +84,17 @@ def _call(cmd: list, log: str, threads: int) -> None:
                           f'{result.returncode}, see {log}')
 
 
-def _options(definition: dict, group: Group, point: dict) -> dict:
-    """The overrides of a run: the sweep's, the mode's, the point's, the
-    setting's."""
+def _options(definition: dict, group: Group, point: dict, seed: int) -> dict:
+    """The overrides of a run of ``seed``: the sweep's, the mode's, the
+    point's, the setting's (with the seed of its labels where the sweep
+    draws them per training seed)."""
     options = dict(definition.get('cfg_options') or {})
     options.update(mode_options(group.mode, definition.get('domain')))
     options.update(point)
     train_mode = dataset_modes(abs_path(group.config), group.setting)[0]
-    options.update(setting_options(group.setting, train_mode))
+    label = label_seed(seed) if definition.get('label_seed_per_seed') \
+        else None
+    options.update(setting_options(group.setting, train_mode, label))
     return options
 
 
@@ -144,7 +147,8 @@ def _first_stage(sweep: Sweep, group: Group, seed: int, run_dir: str,
             else:
                 rebuilt = _train(
                     sweep, first_group, first['point'], seed, first_dir,
-                    _options(definition, first_group, first['point']), None)
+                    _options(definition, first_group, first['point'], seed),
+                    None)
         checkpoint = osp.join(work_dir, rebuilt['best checkpoint'])
         notes['first stage rebuilt, val mAP'] = rebuilt['val mAP']
     stage = dataset_modes(abs_path(group.config), group.setting)[2]
@@ -169,8 +173,9 @@ def _first_stage(sweep: Sweep, group: Group, seed: int, run_dir: str,
             abs_path(first_stage), checkpoint, '--out', labels, '--force',
             '--thr',
             str(stage.get('thr', 0.5)), '--device', 'cpu', '--cfg-options'
-        ] + format_options(_options(definition, first_group, first['point'])),
-              log, threads)
+        ] + format_options(
+            _options(definition, first_group, first['point'], seed)), log,
+              threads)
         options['train_dataloader.dataset.label_file'] = labels
     return notes
 
@@ -217,7 +222,7 @@ def run_trial(sweep: Sweep, group: Group, trial_id: int, attrs: dict) -> None:
     if domain is not None:
         os.environ['MMLML_DEMO_DOMAIN'] = domain
     run_dir = osp.join(work_dir, attrs['run'])
-    options = _options(definition, group, point)
+    options = _options(definition, group, point, seed)
     notes = {}
     prune = definition.get('prune')
     hook = None

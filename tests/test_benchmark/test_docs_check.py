@@ -13,6 +13,7 @@ from conftest import ROOT
 from mmlml.benchmark.docs_check import (RESULTS_DIR, check_docs,
                                         comparison_markdown, read_comparison)
 from mmlml.benchmark.report import report_args, write_reports
+from mmlml.benchmark.results import aggregate
 
 #: A small committed record whose only report is its markdown.
 RECORD = osp.join(RESULTS_DIR, 'benchmark_synthetic_observed_val.json')
@@ -116,3 +117,121 @@ def test_a_comparison_line_that_is_not_the_tools_arguments():
     with pytest.raises(ValueError, match='not the arguments of'):
         read_comparison(line)
     assert read_comparison('**a table**') is None
+
+
+def _edit(checkout, out, change):
+    """Apply ``change`` to the record at ``out`` (its reports written
+    again from it, so that only the row check can tell)."""
+    data = json.loads((checkout / out).read_text())
+    change(data)
+    (checkout / out).write_text(json.dumps(data))
+    write_reports(
+        data['results'],
+        report_args(
+            data,
+            markdown=osp.join(str(checkout), data['reports']['markdown'])))
+
+
+def test_a_row_edited_without_its_runs_fails(checkout):
+    root = str(checkout)
+    out = _record(root, 'benchmark_a', None)
+    where = f'{out}: finetune single_positive em'
+
+    def raise_em(data):
+        data['results']['finetune']['single_positive']['em']['mAP'] += 1
+
+    _edit(checkout, out, raise_em)
+    problems = check_docs(root)
+    assert len(problems) == 1
+    assert problems[0].startswith(f'{where}: its mAP mean ')
+    assert problems[0].endswith('edited without its runs')
+
+
+def test_a_run_without_its_trial_fails(checkout):
+    root = str(checkout)
+    out = _record(root, 'benchmark_a', None)
+    where = f'{out}: finetune single_positive em'
+
+    def raise_run(data):
+        # The row and its run agree, the trial says otherwise.
+        row = data['results']['finetune']['single_positive']['em']
+        row['runs'][1]['mAP'] += 3
+        row['mAP'] += 1
+        row['std'] = aggregate(row['runs'])['std']
+
+    _edit(checkout, out, raise_run)
+    problems = check_docs(root)
+    assert problems == [
+        f'{where}: run {_run(root, out, 1)} is no trial of the record (a '
+        'run without its trial)'
+    ]
+
+    def drop_trial(data):
+        row = data['results']['finetune']['single_positive']['em']
+        row['runs'][1]['mAP'] -= 3
+        row['mAP'] -= 1
+        row['std'] = aggregate(row['runs'])['std']
+        data['trials'] = [
+            t for t in data['trials'] if t['run'] != row['runs'][0]['run']
+        ]
+
+    _edit(checkout, out, drop_trial)
+    assert check_docs(root) == [
+        f'{where}: run {_run(root, out, 0)} is no trial of the record (a '
+        'run without its trial)'
+    ]
+
+
+def test_a_chosen_point_that_is_not_the_best_on_validation_fails(checkout):
+    root = str(checkout)
+    out = _record(root, 'benchmark_a', None)
+
+    def lower_chosen(data):
+        row = data['results']['finetune']['single_positive']['em']
+        chosen = row['tuning']['chosen']
+        for run in row['tuning']['grid']:
+            if run['point'] == chosen:
+                run['val mAP'] = 0.0
+        for trial in data['trials']:
+            if trial['run'] == row['runs'][0]['run']:
+                trial['val mAP'] = 0.0
+        row['runs'][0]['val mAP'] = 0.0
+
+    _edit(checkout, out, lower_chosen)
+    assert check_docs(root) == [
+        f'{out}: finetune single_positive em: its chosen point is not the '
+        "search's run with the best validation mAP"
+    ]
+
+
+def _run(root, out, index):
+    with open(osp.join(root, out)) as f:
+        data = json.load(f)
+    return data['results']['finetune']['single_positive']['em']['runs'][index][
+        'run']
+
+
+def test_the_pages_quote_the_records_they_link(checkout):
+    root = str(checkout)
+    out = _record(root, 'benchmark_a', None)
+    data = json.loads((checkout / out).read_text())
+    em = data['results']['finetune']['single_positive']['em']['mAP']
+    page = checkout / 'docs' / 'benchmark.md'
+    quoted = (f'# Results\n\n[The table](results/benchmark_a.md): EM '
+              f'reaches {em:.2f}.\n\n```bash\nrun --lr 0.01\n```\n\n'
+              '## Unlinked\n\nA probe gave 12.34.\n')
+    page.write_text(quoted)
+    assert check_docs(root) == []
+    page.write_text(quoted.replace(f'{em:.2f}', f'{em + 1:.2f}'))
+    assert check_docs(root) == [
+        'docs/benchmark.md:1: the section quotes '
+        f'{em + 1:.2f}, which the records it links do not hold (quote the '
+        'record again, or name a number from elsewhere in <!-- not from a '
+        'record: ... -->)'
+    ]
+    # A number from elsewhere, named so.
+    page.write_text(
+        quoted.replace(
+            f'{em:.2f}.', f'{em + 1:.2f}. <!-- not from a record: '
+            f'{em + 1:.2f} -->'))
+    assert check_docs(root) == []

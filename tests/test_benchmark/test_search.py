@@ -257,7 +257,9 @@ def test_claims_verdicts_and_markdown():
     text = claims_markdown({'single_positive': rows},
                            {'single_positive': 'Single positive'})
     assert '### Single positive' in text
-    assert 'the two ends): **hill**, 91.00 ± 1.00 test mAP, closes 67%' in text
+    assert ('the two ends; mean val mAP 92.00): **hill**, 91.00 ± 1.00 test '
+            'mAP, closes 67% of the an (81.00 ± 1.00) → old oracle '
+            'full_labels (96.00 ± 1.00) gap') in text
     assert '| hill beats an (Zhang et al. (Hill, SPLC)) | 91.00 ± 1.00 | ' \
         '81.00 ± 1.00 | holds |' in text
     assert '| hill beats splc' in text and 'within noise |' in text

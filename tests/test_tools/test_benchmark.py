@@ -124,9 +124,16 @@ def test_compare_benchmarks(tmp_path):
     ranks, the gaps and the rank correlation."""
     compare = load_tool('analysis/compare_benchmarks')
 
-    def write(name, domain, maps):
+    def write(name, domain, maps, val=None):
+        # The validation mAP is the test one unless ``val`` says otherwise.
         rows = {
-            m: dict(mAP=v, std=dict(mAP=0.5), runs=[{}, {}, {}])
+            m:
+            dict(
+                mAP=v,
+                std=dict(mAP=0.5),
+                runs=[{
+                    'val mAP': (val or {}).get(m, v)
+                }] * 3)
             for m, v in maps.items()
         }
         path = tmp_path / f'{name}.json'
@@ -140,8 +147,11 @@ def test_compare_benchmarks(tmp_path):
     first = write(
         'a', None,
         dict(an=80, full_labels=100, em=95, hill=90, gr=85, only_here=99))
-    second = write('b', 'digit_canvases',
-                   dict(an=50, full_labels=90, em=60, hill=70, gr=65))
+    second = write(
+        'b',
+        'digit_canvases',
+        dict(an=50, full_labels=90, em=60, hill=70, gr=65),
+        val=dict(gr=75))
     out = tmp_path / 'c.md'
     text = compare.main([first, second, '--markdown', str(out)])
     assert out.read_text() == text
@@ -151,8 +161,9 @@ def test_compare_benchmarks(tmp_path):
     assert (
         'of the 3 methods other than an and full_labels, '
         'synthetic_shapes vs digit_canvases: -0.50 (two-sided p = 1).') in text
-    assert 'digit_canvases: best of them **hill**, 70.00 test mAP, 50% ' \
-        in text
+    # Chosen on validation (gr), not on test (hill).
+    assert ('digit_canvases: best of them on validation **gr**, 65.00 test '
+            'mAP, 38% of the an → old oracle full_labels gap.') in text
     with pytest.raises(SystemExit, match='given twice'):
         compare.main([first, first])
     # One domain in two modes, one mode per record.
@@ -276,7 +287,7 @@ def test_benchmark_end_to_end(tmp_path):
         osp.join('finetune', 'single_positive', 'lr0.1_ep2', 'an', 'seed0'))
     table = (tmp_path / 'b.md').read_text()
     assert '| an |' in table and '| full_labels |' in table
-    assert 'an → full_labels gap closed' in table
+    assert 'an → old oracle full_labels gap closed' in table
     assert osp.getsize(tmp_path / 'b.png') > 1000
 
     # Existing outputs are replaced with --force only; never an input.
@@ -358,7 +369,7 @@ def test_a_linear_run_trains_at_its_trials_learning_rate():
     from mmlml.benchmark.worker import _options
     for mode in ('linear', 'finetune'):
         group = Group(mode, 'single_positive', 'configs/demo/an.py', None)
-        options = _options({'cfg_options': {}}, group, {LR_KEY: 0.03})
+        options = _options({'cfg_options': {}}, group, {LR_KEY: 0.03}, 0)
         assert options[LR_KEY] == 0.03
     with pytest.raises(SystemExit):
         benchmark.parse_args(['configs/demo/an.py', '--linear-lr', '0.1'])
