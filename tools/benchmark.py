@@ -169,6 +169,10 @@ def parse_args(argv=None):
     if args.replay_unpruned < 0 or args.replay_unpruned and args.no_prune:
         parser.error('--replay-unpruned must be >= 0, and needs pruning '
                      '(drop --no-prune)')
+    try:
+        pruning(args)
+    except ValueError as error:
+        parser.error(str(error))
     if args.workers < 0 or args.threads < 1 or args.gpus_per_trial < 1:
         parser.error('--workers must be >= 0, --threads and '
                      '--gpus-per-trial >= 1')

@@ -5,12 +5,14 @@ comparable runs, a run compared again at its rung after later epochs; the
 first rung after the method's warm-up read from its config; the hook's
 arguments and a missing validation metric. The pruner is an Optuna
 pruner of its own."""
+import argparse
 import types
 
 import optuna
 import pytest
 from mmengine.config import Config
 
+from mmlml.benchmark.cli import pruning
 from mmlml.benchmark.config_keys import EPOCHS_KEY
 from mmlml.benchmark.method_warmup import steady_epoch
 from mmlml.benchmark.optuna_pruning_hook import OptunaPruningHook
@@ -138,6 +140,11 @@ def test_arguments_and_missing_metric(tmp_path):
         SameScheduleSuccessiveHalvingPruner(reduction_factor=1)
     with pytest.raises(ValueError, match='first_rung >= 1'):
         SameScheduleSuccessiveHalvingPruner(first_rung=0)
+    for eta, least in ((1, 2), (3, 0)):
+        with pytest.raises(ValueError, match='--prune-eta must be >= 2'):
+            pruning(
+                argparse.Namespace(
+                    no_prune=False, prune_eta=eta, prune_min_trials=least))
     hook = OptunaPruningHook(
         storage=str(tmp_path / 's.journal'), study_name='s', trial_id=0)
     runner = types.SimpleNamespace(
