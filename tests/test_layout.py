@@ -50,7 +50,7 @@ LAYERS: List[Dict[str, List[str]]] = [
         # and the config keys that the pruner reads.
         'sweep in training': [
             'mmlml.benchmark.optuna_pruning_hook',
-            'mmlml.benchmark.same_schedule_median_pruner',
+            'mmlml.benchmark.same_schedule_successive_halving_pruner',
             'mmlml.benchmark.optuna_storage', 'mmlml.benchmark.config_keys'
         ]
     },
@@ -183,7 +183,7 @@ def test_the_graph_sees_deferred_and_relative_imports():
     assert 'mmlml.compat.checkpoint_policy' in graph[
         'mmlml.compat.stack_repairs']
     # Relative, inside a method.
-    assert 'mmlml.benchmark.same_schedule_median_pruner' in graph[
+    assert 'mmlml.benchmark.same_schedule_successive_halving_pruner' in graph[
         'mmlml.benchmark.optuna_pruning_hook']
     # Absolute, inside a function.
     assert 'mmlml.cli.smoke_config' in graph[

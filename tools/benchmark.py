@@ -13,9 +13,13 @@ shared storage or a database URL for several machines). Workers
 (``--workers``: local processes, or Slurm jobs with ``--executor slurm``)
 take trials until the sweep is finished; a sweep that was stopped goes
 on where it was when the same command runs again, and ``--join`` adds
-workers to a running one. Tuning runs that trail the others are pruned
+workers to a running one. Tuning runs are pruned by successive halving
+among the runs of their schedule and seed, from the epoch after their
+method's warm-up on
 (:class:`mmlml.benchmark.optuna_pruning_hook.OptunaPruningHook`); the
-seeds are never pruned.
+seeds are never pruned. ``--replay-unpruned N`` replays the tuning of N
+(config, setting) groups without pruning and records whether pruning
+changed their choice.
 
 Every run fine-tunes the config's pretrained backbone on the partial
 labels of its setting, keeps the checkpoint with the best validation mAP
@@ -127,6 +131,14 @@ def parse_args(argv=None):
         help='where the runs keep their checkpoints and logs (default: '
         'work_dirs/sweeps/STUDY); on a cluster, a shared folder')
     add_search_arguments(parser, seeds=None)
+    parser.add_argument(
+        '--replay-unpruned',
+        type=int,
+        default=0,
+        metavar='N',
+        help='replay the tuning of the first seed without pruning for N '
+        '(config, setting) groups, reusing the runs pruning left whole, '
+        'and record whether pruning changed their choice (default: 0)')
     add_worker_arguments(parser)
     parser.add_argument(
         '--gpus-per-trial',
@@ -166,6 +178,13 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     if args.check_docs or args.report_only:
         return args
+    if args.replay_unpruned < 0 or args.replay_unpruned and args.no_prune:
+        parser.error('--replay-unpruned must be >= 0, and needs pruning '
+                     '(drop --no-prune)')
+    try:
+        pruning(args)
+    except ValueError as error:
+        parser.error(str(error))
     if args.workers < 0 or args.threads < 1 or args.gpus_per_trial < 1:
         parser.error('--workers must be >= 0, --threads and '
                      '--gpus-per-trial >= 1')
@@ -269,6 +288,7 @@ def definition(args, ledger: Optional[dict] = None) -> dict:
         } if args.label_seed_per_seed or found.get('label_seed_per_seed') else
            {}),
         prune=pruning(args),
+        replay_unpruned=args.replay_unpruned,
         trainer='tools/demo.py',
         work_dir=repo_path(args.work_dir),
         threads=args.threads,

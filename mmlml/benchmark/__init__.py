@@ -6,8 +6,10 @@
 storage (:mod:`.optuna_storage`), the worker that runs them
 (:mod:`.worker`), how workers start (:mod:`.executors`: local or Slurm
 through submitit), the pruning of tuning runs (the hook a run reports
-with, :mod:`.optuna_pruning_hook`, and its pruner,
-:mod:`.same_schedule_median_pruner`), the options the tools share
+with, :mod:`.optuna_pruning_hook`, its pruner,
+:mod:`.same_schedule_successive_halving_pruner`, the first rung after a
+method's warm-up, :mod:`.method_warmup`, and the unpruned replay that
+checks its choices, :mod:`.unpruned_replay`), the options the tools share
 (:mod:`.cli`), the record as JSON and the import of earlier ledgers
 (:mod:`.record`), the summaries of runs (:mod:`.results`), the reports
 (:mod:`.report`), the papers' claims (:mod:`.paper_claims`), the check of

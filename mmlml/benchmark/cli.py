@@ -16,12 +16,16 @@ from .sweep import Sweep
 
 __all__ = [
     'PRUNING', 'add_run_arguments', 'add_search_arguments',
-    'add_worker_arguments', 'search_rules', 'pruning', 'run_workers'
+    'add_worker_arguments', 'search_rules', 'pruning', 'pruning_options',
+    'run_workers'
 ]
 
-#: The pruning rule of the sweeps
-#: (:class:`~.optuna_pruning_hook.OptunaPruningHook`).
-PRUNING = dict(n_startup_trials=2, warmup=0.3)
+#: The pruning rule of the sweeps: successive halving
+#: (:class:`~.same_schedule_successive_halving_pruner.
+#: SameScheduleSuccessiveHalvingPruner`, through
+#: :class:`~.optuna_pruning_hook.OptunaPruningHook`); each run's first rung
+#: is the epoch after its method's warm-up.
+PRUNING = dict(reduction_factor=3, min_trials=2)
 
 
 def add_run_arguments(parser: argparse.ArgumentParser,
@@ -36,7 +40,7 @@ def add_search_arguments(parser: argparse.ArgumentParser,
                          seeds: Optional[list] = None,
                          lrs_help: Optional[tuple] = None) -> None:
     """``--seeds``, ``--lrs``, ``--lr-bounds``, ``--max-doublings`` and
-    ``--no-prune``, with :class:`SearchRules`' defaults (``seeds``: the
+    the pruning options, with :class:`SearchRules`' defaults (``seeds``: the
     default of ``--seeds``, None to let the caller fill it in;
     ``lrs_help``: the defaults of ``--lrs`` and ``--lr-bounds`` in words,
     where the caller fills them in from the config: their values are then
@@ -80,11 +84,19 @@ def add_search_arguments(parser: argparse.ArgumentParser,
         action='store_true',
         help='run every tuning run to its end')
     parser.add_argument(
-        '--prune-warmup',
-        type=float,
-        default=PRUNING['warmup'],
-        help='no pruning before this share of a run\'s epochs (default: '
+        '--prune-eta',
+        type=int,
+        default=PRUNING['reduction_factor'],
+        help='successive halving\'s reduction factor: at each rung (the '
+        'epoch after the method\'s warm-up, then that times ETA, ...) one '
+        'tuning run in ETA of the same schedule goes on (default: '
         '%(default)s)')
+    parser.add_argument(
+        '--prune-min-trials',
+        type=int,
+        default=PRUNING['min_trials'],
+        help='how many other runs of the schedule must have reached a rung '
+        'before a run is stopped there (default: %(default)s)')
 
 
 def search_rules(args, **overrides) -> SearchRules:
@@ -101,7 +113,26 @@ def pruning(args) -> Optional[dict]:
     """The sweep's ``prune`` setting of the options."""
     if args.no_prune:
         return None
-    return dict(PRUNING, warmup=args.prune_warmup)
+    if args.prune_eta < 2 or args.prune_min_trials < 1:
+        raise ValueError('--prune-eta must be >= 2 and --prune-min-trials '
+                         f'>= 1; got {args.prune_eta}, '
+                         f'{args.prune_min_trials}')
+    return dict(
+        reduction_factor=args.prune_eta, min_trials=args.prune_min_trials)
+
+
+def pruning_options(definition: dict) -> List[str]:
+    """The options of a sweep's definition that :func:`pruning` and
+    ``--replay-unpruned`` read, for the command that reproduces it."""
+    prune = definition.get('prune')
+    parts = [] if prune else ['--no-prune']
+    for key, option in (('reduction_factor', '--prune-eta'),
+                        ('min_trials', '--prune-min-trials')):
+        if prune and prune.get(key) != PRUNING[key]:
+            parts += [option, str(prune.get(key))]
+    if definition.get('replay_unpruned'):
+        parts += ['--replay-unpruned', str(definition['replay_unpruned'])]
+    return parts
 
 
 def add_worker_arguments(parser: argparse.ArgumentParser,

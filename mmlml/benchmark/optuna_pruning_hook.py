@@ -1,7 +1,7 @@
 """Stop a benchmark trial early when its validation mAP trails the
-trials it can fairly be compared with (Optuna's median pruning rule, on
-the runs of the same schedule:
-:class:`~.same_schedule_median_pruner.SameScheduleMedianPruner`).
+trials it can fairly be compared with (successive halving among the
+runs of the same schedule and seed:
+:mod:`.same_schedule_successive_halving_pruner`).
 
 The benchmark sweep (:mod:`mmlml.benchmark`) adds this hook to the tuning
 runs it starts; a config never needs it. ``import mmlml`` registers it
@@ -15,8 +15,7 @@ from mmengine.dist import broadcast_object_list, is_main_process
 from mmengine.hooks import Hook
 
 from mmlml.registry import HOOKS
-from mmlml.utils.hyperparameters import (REQUIRED, Integer, Real, Text,
-                                         check_settings)
+from mmlml.utils.hyperparameters import REQUIRED, Integer, Text, check_settings
 
 if TYPE_CHECKING:
     import optuna
@@ -27,9 +26,8 @@ __all__ = ['OptunaPruningHook']
 @HOOKS.register_module()
 class OptunaPruningHook(Hook):
     """Report each epoch's validation mAP to an Optuna trial and end the
-    training when
-    :class:`~.same_schedule_median_pruner.SameScheduleMedianPruner` prunes
-    it.
+    training when :class:`~.same_schedule_successive_halving_pruner.
+    SameScheduleSuccessiveHalvingPruner` prunes it.
 
     The trial keeps the epoch it was pruned at in its user attribute
     ``'pruned at epoch'``; the sweep then records it as pruned. Only the
@@ -42,8 +40,14 @@ class OptunaPruningHook(Hook):
         trial_id (int): The trial (its storage id).
         monitor (str): The validation metric. Defaults to
             ``'multi-label/mAP'``.
-        n_startup_trials (int): See ``SameScheduleMedianPruner``.
-        warmup (float): See ``SameScheduleMedianPruner``.
+        first_rung (int): The first epoch compared: the epoch after the
+            method's warm-up (:func:`~.method_warmup.steady_epoch` + 1).
+            Defaults to 1.
+        reduction_factor (int): One run in this many goes on at each rung.
+            Defaults to 3.
+        min_trials (int): How many other comparable runs a decision
+            needs. Defaults to 2. (See
+            ``SameScheduleSuccessiveHalvingPruner`` for all three.)
     """
 
     priority = 'LOW'
@@ -51,8 +55,9 @@ class OptunaPruningHook(Hook):
         study_name=Text(),
         trial_id=Integer(low=0),
         monitor=Text('multi-label/mAP'),
-        n_startup_trials=Integer(2, low=1),
-        warmup=Real(0.3, low=0, high=1, high_open=True))
+        first_rung=Integer(1, low=1),
+        reduction_factor=Integer(3, low=2),
+        min_trials=Integer(2, low=1))
 
     def __init__(self,
                  *,
@@ -60,14 +65,16 @@ class OptunaPruningHook(Hook):
                  study_name: str = REQUIRED,
                  trial_id: int = REQUIRED,
                  monitor: str = 'multi-label/mAP',
-                 n_startup_trials: int = 2,
-                 warmup: float = 0.3):
+                 first_rung: int = 1,
+                 reduction_factor: int = 3,
+                 min_trials: int = 2):
         self.storage = storage
         self.study_name = study_name
         self.trial_id = trial_id
         self.monitor = monitor
-        self.n_startup_trials = n_startup_trials
-        self.warmup = warmup
+        self.first_rung = first_rung
+        self.reduction_factor = reduction_factor
+        self.min_trials = min_trials
         check_settings(self)
         self._trial: Optional['optuna.trial.Trial'] = None
 
@@ -76,12 +83,13 @@ class OptunaPruningHook(Hook):
             import optuna
 
             from .optuna_storage import open_storage
-            from .same_schedule_median_pruner import SameScheduleMedianPruner
+            from .same_schedule_successive_halving_pruner import \
+                SameScheduleSuccessiveHalvingPruner
             study = optuna.load_study(
                 study_name=self.study_name,
                 storage=open_storage(self.storage),
-                pruner=SameScheduleMedianPruner(self.n_startup_trials,
-                                                self.warmup))
+                pruner=SameScheduleSuccessiveHalvingPruner(
+                    self.first_rung, self.reduction_factor, self.min_trials))
             self._trial = optuna.trial.Trial(study, self.trial_id)
         return self._trial
 
@@ -105,6 +113,7 @@ class OptunaPruningHook(Hook):
         if prune[0]:
             runner.logger.info(
                 f'OptunaPruningHook: trial {self.trial_id} pruned at epoch '
-                f'{runner.epoch} (its validation mAP trails the median of '
-                'comparable trials).')
+                f'{runner.epoch} (its validation mAP at its last rung is not '
+                f'in the top 1/{self.reduction_factor} of the comparable '
+                'trials there).')
             runner.train_loop.stop_training = True

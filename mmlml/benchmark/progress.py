@@ -44,7 +44,7 @@ class SweepProgress:
         """``(finished, running, total)`` trials of the whole sweep."""
         from optuna.trial import TrialState
         finished = running = total = 0
-        for group in self.sweep.groups():
+        for group in self.sweep.all_groups():
             for trial in self.sweep.trials(group):
                 total += 1
                 if trial.state == TrialState.RUNNING:

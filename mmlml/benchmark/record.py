@@ -4,7 +4,8 @@ benchmark tool read into a sweep.
 :func:`export` writes what the docs are made of: the sweep's definition
 and the command that reproduces it, each (mode, setting, config)'s row
 (the chosen point, its search, its seeds' runs and their mean ± std),
-every finished trial, the training minutes and what pruning saved. The
+every finished trial, the training minutes and what pruning saved (and
+whether it changed a choice, :mod:`.unpruned_replay`). The
 tables, claims and figures (:mod:`.report`) are written from that JSON
 alone; the storage is not needed to read it.
 
@@ -20,12 +21,13 @@ import os.path as osp
 import shlex
 from typing import Dict, List, NoReturn, Optional
 
-from .cli import PRUNING
+from .cli import pruning_options
 from .config_keys import EPOCHS_KEY, LR_KEY
 from .results import COLUMNS, aggregate
 from .search import SearchRules, summarise_tuning
 from .settings import LABEL_SEED, domain_file, label_seed
 from .sweep import Group, Sweep, SweepError, repo_path
+from .unpruned_replay import compare_choices
 
 __all__ = [
     'LedgerError', 'read_json', 'reproducer', 'export', 'import_ledger',
@@ -84,10 +86,7 @@ def reproducer(definition: dict, storage: str, reports: dict) -> str:
         ]
     if definition.get('label_seed_per_seed'):
         parts.append('--label-seed-per-seed')
-    if not definition.get('prune'):
-        parts.append('--no-prune')
-    elif definition['prune'].get('warmup') != PRUNING['warmup']:
-        parts += ['--prune-warmup', f"{definition['prune']['warmup']:g}"]
+    parts += pruning_options(definition)
     parts += ['--storage', storage, '--study', definition['name']]
     parts += ['--work-dir', definition['work_dir']]
     for key in ('out', 'markdown', 'claims', 'figure'):
@@ -191,7 +190,8 @@ def export(sweep: Sweep, storage: str, reports: dict) -> dict:
         pruning=dict(
             trials=len(pruned),
             minutes=sum(t['minutes'] for t in pruned),
-            minutes_to_the_end=to_end),
+            minutes_to_the_end=to_end,
+            **compare_choices(sweep)),
         results=results,
         trials=trials)
 

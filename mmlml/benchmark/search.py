@@ -23,7 +23,8 @@ the training labels), by a coordinate search:
 
 then the other seeds at the chosen point, whose test metrics make the
 table. Ties go to the point tried first; a pruned run
-(:class:`~.same_schedule_median_pruner.SameScheduleMedianPruner`) is
+(:class:`~.same_schedule_successive_halving_pruner.
+SameScheduleSuccessiveHalvingPruner`) is
 never chosen. Without tuning (``SearchRules.tune=False``) a config runs
 its own recipe once per seed. The learning rate and the epochs of a point
 are the config keys of :mod:`.config_keys`.

@@ -16,8 +16,8 @@ each value read from it is checked as data before anything acts on it:
   must lie inside the work directory, and its point may only set the
   sweep's search keys (the learning rate, the epochs, the config's own
   ``tuning`` key) to values of their kind;
-- the other fields (overrides, domain, pruning, threads, GPUs) must have
-  the shape the tools write.
+- the other fields (overrides, domain, pruning and its replay, threads,
+  GPUs) must have the shape the tools write.
 
 Whoever can write the storage can therefore stop or spoil a sweep's
 results, but cannot make a worker run code that its checkout or its
@@ -42,7 +42,7 @@ __all__ = [
 #: this environment (the test suite's stand-in of ``tools/demo.py``).
 TRAINER_VARIABLE = 'MMLML_SWEEP_TRAINER'
 #: The keys of ``prune`` (:data:`~mmlml.benchmark.cli.PRUNING`).
-PRUNE_KEYS = ('n_startup_trials', 'warmup')
+PRUNE_KEYS = ('reduction_factor', 'min_trials')
 #: Config keys that import code: refused in a stored ``cfg_options``.
 CODE_KEYS = ('custom_imports', '_base_')
 
@@ -175,13 +175,19 @@ def check_definition(definition: dict, where: str,
                '(configs/_base_/domains/)')
     prune = definition.get('prune')
     if prune is not None and not (isinstance(prune, dict)
-                                  and set(prune) <= set(PRUNE_KEYS) and all(
-                                      _is_number(v) for v in prune.values())):
+                                  and set(prune) == set(PRUNE_KEYS) and all(
+                                      _is_number(v, integer=True)
+                                      for v in prune.values())):
         refuse(f'its `prune` {prune!r} is not {{{", ".join(PRUNE_KEYS)}}} '
-               'of numbers')
+               'of integers (a sweep defined with the earlier median rule '
+               'is continued by importing its record, --import-ledger)')
     if definition.get('label_seed_per_seed', False) not in (True, False):
         refuse('its `label_seed_per_seed` '
                f'{definition["label_seed_per_seed"]!r} is not true or false')
+    replay = definition.get('replay_unpruned', 0)
+    if not _is_number(replay, integer=True) or not 0 <= replay <= 10000:
+        refuse(f'its `replay_unpruned` {replay!r} is not an integer in '
+               '[0, 10000]')
     for key, high in (('threads', 1024), ('gpus_per_trial', 64)):
         value = definition.get(key, 1)
         if not _is_number(value, integer=True) or not 1 <= value <= high:

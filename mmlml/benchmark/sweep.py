@@ -10,6 +10,13 @@ attributes hold its ``point``, ``seed``, ``run`` (its folder under the
 work directory) and, once it finished, its summary (test metrics,
 ``val mAP``, ``best epoch``, ``epochs``, ``minutes``, ``best checkpoint``).
 
+A pruning sweep may replay the tuning of its first seed without pruning
+for some groups (``replay_unpruned`` of its definition,
+:meth:`Sweep.replay_groups`): each such group has a second study,
+``SWEEP:unpruned:MODE:SETTING:CONFIG``, whose runs (folders under
+``unpruned/``) are never pruned and reuse the runs the pruned search
+finished; :mod:`.unpruned_replay` compares the two choices.
+
 Trials are queued (``WAITING``) by :meth:`Sweep.advance`, which asks
 :func:`~mmlml.benchmark.search.plan` what each study still needs, and
 taken by workers with :meth:`Sweep.pop` (Optuna's atomic ``WAITING`` ->
@@ -20,6 +27,7 @@ a half-recorded result. Any number of workers, on any machines that
 reach the storage, can work on one sweep at once.
 """
 import contextlib
+import dataclasses
 import json
 import os
 import os.path as osp
@@ -63,16 +71,24 @@ class Group(NamedTuple):
     setting: str
     config: str  # relative to the repository when inside it
     first_stage: Optional[str]  # the first stage's config, if any
+    replay: bool = False  # the unpruned replay of the group's tuning
 
     @property
     def name(self) -> str:
         return osp.splitext(osp.basename(self.config))[0]
 
 
-def run_id(mode: str, setting: str, point: dict, name: str, seed: int) -> str:
+def run_id(mode: str,
+           setting: str,
+           point: dict,
+           name: str,
+           seed: int,
+           replay: bool = False) -> str:
     """A run's folder under the work directory,
-    ``MODE/SETTING/POINT/CONFIG/seedN``."""
-    return '/'.join([mode, setting, point_name(point), name, f'seed{seed}'])
+    ``MODE/SETTING/POINT/CONFIG/seedN`` (under ``unpruned/`` for a run of
+    an unpruned replay)."""
+    parts = [mode, setting, point_name(point), name, f'seed{seed}']
+    return '/'.join((['unpruned'] if replay else []) + parts)
 
 
 def repo_path(path: str) -> str:
@@ -158,7 +174,8 @@ class Sweep:
         """Record ``definition`` with the digest of each config; an
         existing sweep of this name may only grow (more configs, settings
         or modes) under the same rules, domain and overrides, and only if
-        ``definition`` names every config it holds, unchanged: a command
+        ``definition`` names every config it holds, unchanged (its
+        ``replay_unpruned`` is the command's): a command
         never runs a config it did not name. With ``keep_configs=False``
         its configs become the definition's (``tools/select_method.py``:
         the methods of the command; the ones it drops are not read); the
@@ -213,6 +230,8 @@ class Sweep:
         for key in ('configs', 'settings', 'modes'):
             grown[key] = list(dict.fromkeys(old[key] + definition[key]))
         grown['digests'] = definition['digests']
+        # The replay may be asked for (or dropped) by a later command.
+        grown['replay_unpruned'] = definition.get('replay_unpruned', 0)
         if not keep_configs:
             grown['configs'] = list(definition['configs'])
         if grown != old:
@@ -240,6 +259,34 @@ class Sweep:
             for setting in definition['settings'] for config in configs
         ]
 
+    def replay_groups(self) -> List[Group]:
+        """The groups whose tuning is replayed without pruning: the first
+        ``replay_unpruned`` of the definition, taken on a diagonal (the
+        k-th pairs the k-th config, setting and mode, each list read
+        cyclically) so that they spread over configs and settings, then
+        in the sweep's order; none without pruning or tuning. A second
+        stage is not replayed (its runs depend on its first stage's)."""
+        count = self.definition.get('replay_unpruned') or 0
+        if not count or not self.definition.get('prune') or \
+                not self.rules.tune:
+            return []
+        groups = [g for g in self.groups() if g.first_stage is None]
+        configs = list(dict.fromkeys(g.config for g in groups))
+        settings, modes = self.definition['settings'], \
+            self.definition['modes']
+        index = {(g.mode, g.setting, g.config): g for g in groups}
+        diagonal = [
+            index.get((modes[k % len(modes)], settings[k % len(settings)],
+                       configs[k % len(configs)])) for k in range(len(groups))
+        ]
+        chosen = list(dict.fromkeys(g for g in diagonal + groups if g))
+        return [g._replace(replay=True) for g in chosen[:count]]
+
+    def all_groups(self) -> List[Group]:
+        """:meth:`groups` and :meth:`replay_groups`: every study whose
+        trials the workers run."""
+        return self.groups() + self.replay_groups()
+
     def group(self, mode: str, setting: str, name: str) -> Group:
         for group in self.groups():
             if (group.mode, group.setting, group.name) == (mode, setting,
@@ -249,7 +296,9 @@ class Sweep:
                          f'{name}')
 
     def study_name(self, group: Group) -> str:
-        return f'{self.name}:{group.mode}:{group.setting}:{group.name}'
+        replay = ':unpruned' if group.replay else ''
+        return (f'{self.name}{replay}:{group.mode}:{group.setting}:'
+                f'{group.name}')
 
     def study(self, group: Group):
         import optuna
@@ -326,17 +375,27 @@ class Sweep:
         how many."""
         count = 0
         with self._lock():
-            for group in self.groups():
+            for group in self.all_groups():
                 for trial in self._failed(group):
                     self.requeue(group, trial.user_attrs)
                     count += 1
         return count
 
     def plan(self, group: Group) -> Plan:
+        """What the rules say of the group. A replay's search is the
+        first seed's only, and it reuses the runs of that seed that the
+        pruned search finished or is running (the same training: pruning
+        only stops it), so that it trains only what pruning cut short."""
         facts = self.config_facts(group)
-        return plan(
-            self.records(group), self.rules, facts['epochs'], facts['lr'],
-            facts['hyperparameter'])
+        rules, records = self.rules, self.records(group)
+        if group.replay:
+            rules = dataclasses.replace(rules, seeds=rules.seeds[:1])
+            records = [
+                r for r in self.records(group._replace(replay=False))
+                if r['seed'] == rules.seeds[0] and r['state'] != 'pruned'
+            ] + records
+        return plan(records, rules, facts['epochs'], facts['lr'],
+                    facts['hyperparameter'])
 
     def add_trial(self,
                   group: Group,
@@ -353,7 +412,8 @@ class Sweep:
         attrs.update(
             point=dict(point),
             seed=seed,
-            run=run_id(group.mode, group.setting, point, group.name, seed))
+            run=run_id(group.mode, group.setting, point, group.name, seed,
+                       group.replay))
         self.study(group).add_trial(
             optuna.trial.create_trial(
                 state=state,
@@ -404,6 +464,22 @@ class Sweep:
                     self.add_trial(group, point, seed)
                     queued += 1
                 busy = busy or current.waiting or bool(current.needed)
+            for group in self.replay_groups():
+                # After the pruned search chose: its runs are reused.
+                main = done_groups.get(group._replace(replay=False))
+                if main is None or main.chosen is None:
+                    continue
+                failures = self.failures(group)
+                if failures:
+                    errors.append(f'unpruned replay of {group.mode} '
+                                  f'{group.setting} {group.config}: '
+                                  f'{failures[0]}')
+                    continue
+                current = self.plan(group)
+                for point, seed in current.needed:
+                    self.add_trial(group, point, seed)
+                    queued += 1
+                busy = busy or current.waiting or bool(current.needed)
         return dict(queued=queued, errors=errors, done=not busy)
 
     def pop(self, worker: str = '') -> Optional[tuple]:
@@ -412,7 +488,7 @@ class Sweep:
         already holds is dropped."""
         import optuna
         from optuna.trial import TrialState
-        for group in self.groups():
+        for group in self.all_groups():
             trials = self.trials(group)
             held = {
                 t.user_attrs.get('run')
@@ -479,7 +555,7 @@ class Sweep:
         import optuna
         from optuna.trial import TrialState
         now, count = time.time(), 0
-        for group in self.groups():
+        for group in self.all_groups():
             for trial in self.trials(group, (TrialState.RUNNING, )):
                 beat = trial.user_attrs.get('heartbeat')
                 if beat is None and trial.datetime_start is not None:
@@ -519,7 +595,7 @@ class Sweep:
     def progress(self) -> dict:
         """How many trials are in each state, over the whole sweep."""
         counts: Dict[str, int] = {}
-        for group in self.groups():
+        for group in self.all_groups():
             for trial in self.trials(group):
                 name = trial.state.name.lower()
                 counts[name] = counts.get(name, 0) + 1

@@ -9,7 +9,10 @@ config at the trial's point and seed in its setting and mode, keep the
 checkpoint with the best validation mAP, test it. With ``gpus_per_trial``
 above one the run is launched through ``torch.distributed.run`` with
 MMEngine's ``pytorch`` launcher. The tuning runs carry an
-:class:`~.optuna_pruning_hook.OptunaPruningHook` when the sweep prunes.
+:class:`~.optuna_pruning_hook.OptunaPruningHook` when the sweep prunes
+(its first rung the epoch after the method's warm-up, read from the run's
+config: :func:`~.method_warmup.steady_epoch`); the runs of an unpruned
+replay (:meth:`~.sweep.Sweep.replay_groups`) never do.
 
 A second stage (a config that names ``first_stage``) first makes its
 labels (``tools/pseudo_label.py``) or scores (``tools/vl_pseudo_label.py``)
@@ -201,6 +204,15 @@ def scores_key(config: str, stage: dict, options: dict) -> str:
     return f'custom_hooks.{found[0]}.scores_file'
 
 
+def _first_rung(group: Group, options: dict) -> int:
+    """The first epoch at which a run may be pruned: the one after its
+    method's warm-up, as the run's config (with its overrides) sets it."""
+    from .method_warmup import steady_epoch
+    cfg = Config.fromfile(abs_path(group.config))
+    cfg.merge_from_dict(options)
+    return steady_epoch(cfg) + 1
+
+
 def run_trial(sweep: Sweep, group: Group, trial_id: int, attrs: dict) -> None:
     """Run a taken trial and record its result: complete (value: the
     validation mAP), pruned, or failed with the error."""
@@ -209,7 +221,8 @@ def run_trial(sweep: Sweep, group: Group, trial_id: int, attrs: dict) -> None:
     try:  # the storage's trial is data: checked before it is run
         check_trial(
             attrs, lambda point, seed: run_id(group.mode, group.setting, point,
-                                              group.name, seed), work_dir,
+                                              group.name, seed, group.replay),
+            work_dir,
             sweep.config_facts(group)['hyperparameter'],
             f'trial {trial_id} of {sweep.study_name(group)}')
     except ValueError as error:
@@ -226,14 +239,17 @@ def run_trial(sweep: Sweep, group: Group, trial_id: int, attrs: dict) -> None:
     notes = {}
     prune = definition.get('prune')
     hook = None
-    if prune and sweep.rules.tune and seed == sweep.rules.seeds[0]:
-        hook = dict(
-            type='OptunaPruningHook',
-            storage=sweep.spec,
-            study_name=sweep.study_name(group),
-            trial_id=trial_id,
-            **prune)
     try:
+        if prune and sweep.rules.tune and seed == sweep.rules.seeds[0] \
+                and not group.replay:
+            hook = dict(
+                type='OptunaPruningHook',
+                storage=sweep.spec,
+                study_name=sweep.study_name(group),
+                trial_id=trial_id,
+                first_rung=_first_rung(group, options),
+                reduction_factor=prune['reduction_factor'],
+                min_trials=prune['min_trials'])
         try:
             os.makedirs(run_dir, exist_ok=True)
         except OSError as error:

@@ -19,7 +19,7 @@ never by its place in ``custom_hooks``.
 import inspect
 import math
 import numbers
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from mmengine.config import Config
 
@@ -28,7 +28,7 @@ from mmlml.utils.signatures import constructor_parameters
 
 __all__ = [
     'EPOCH_START_ARGS', 'EPOCH_COUNT_ARGS', 'SIZE_ARGS', 'smoke_config',
-    'scale_epoch_start', 'scale_epoch_settings'
+    'scale_epoch_start', 'scale_epoch_settings', 'epoch_starts'
 ]
 
 #: Arguments that say at which epoch something starts (a warm-up's length,
@@ -122,6 +122,25 @@ def scale_epoch_settings(node, registry, factor: float, epochs: int) -> None:
     --smoke`` scales a config to its short run with it, and
     ``tools/select_method.py`` a method preset to the user's epochs."""
     _walk(node, lambda item: _scale_component(item, registry, factor, epochs))
+
+
+def epoch_starts(node, registry) -> List[int]:
+    """The epoch-start settings (:data:`EPOCH_START_ARGS`, given or the
+    class default) of every component under ``node`` (a config dict or
+    list; each dict with a ``type`` of ``registry``): the epochs at which
+    the method's hooks and losses start what they do."""
+    found: List[int] = []
+
+    def visit(item: dict) -> None:
+        defaults = _defaults(item, registry)
+        for key in EPOCH_START_ARGS:
+            value = item.get(key, defaults.get(key))
+            if isinstance(value, numbers.Integral) and \
+                    not isinstance(value, bool):
+                found.append(int(value))
+
+    _walk(node, visit)
+    return found
 
 
 def _drop_pretrained(cfg: Config) -> None:

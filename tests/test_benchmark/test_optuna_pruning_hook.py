@@ -1,49 +1,65 @@
-"""OptunaPruningHook on a journal storage: a trial trailing the median of
-the finished trials of its schedule and seed is pruned (its training
-stops, the epoch is recorded), not before the warm-up, nor against trials
-of another schedule; its arguments and a missing validation metric. The
-pruner is an Optuna pruner of its own."""
+"""OptunaPruningHook on a journal storage, with successive halving among
+the trials of the same schedule and seed: the rungs, the keep-top rule
+(ties go on, pruned and running trials count), no decision with too few
+comparable runs, a run compared again at its rung after later epochs; the
+first rung after the method's warm-up read from its config; the hook's
+arguments and a missing validation metric. The pruner is an Optuna
+pruner of its own."""
+import argparse
 import types
 
 import optuna
 import pytest
+from mmengine.config import Config
 
+from mmlml.benchmark.cli import pruning
 from mmlml.benchmark.config_keys import EPOCHS_KEY
+from mmlml.benchmark.method_warmup import steady_epoch
 from mmlml.benchmark.optuna_pruning_hook import OptunaPruningHook
 from mmlml.benchmark.optuna_storage import open_storage
-from mmlml.benchmark.same_schedule_median_pruner import \
-    SameScheduleMedianPruner
+from mmlml.benchmark.same_schedule_successive_halving_pruner import (
+    SameScheduleSuccessiveHalvingPruner, rungs)
 
 MAP = 'multi-label/mAP'
 
 
-def study_with(tmp_path, finished):
-    """A study in a journal file whose finished trials (``(epochs, seed,
-    mAP at every epoch)``) reported their mAP at epochs 1 to ``epochs``;
+def study_with(tmp_path, others, epochs=10):
+    """A study in a journal file with trials ``(mAP, state)`` (or ``(mAP,
+    state, epochs, seed)``) that reported that mAP at epochs 1 to 3;
     the storage's path and the study."""
     storage = str(tmp_path / 'sweep.journal')
     study = optuna.create_study(
         study_name='sweep',
         storage=open_storage(storage),
-        direction='maximize')
-    for epochs, seed, value in finished:
+        direction='maximize',
+        load_if_exists=True)
+    for value, state, *schedule in others:
+        its_epochs, seed = schedule or (epochs, 0)
         trial = study.ask()
-        trial.set_user_attr('point', {EPOCHS_KEY: epochs})
+        trial.set_user_attr('point', {EPOCHS_KEY: its_epochs})
         trial.set_user_attr('seed', seed)
-        for epoch in range(1, epochs + 1):
+        for epoch in (1, 2, 3):
             trial.report(value, epoch)
-        study.tell(trial, value)
+        if state != 'running':
+            study.tell(
+                trial,
+                value if state == 'complete' else None,
+                state=optuna.trial.TrialState[state.upper()])
     return storage, study
 
 
-def running_trial(study, epochs, seed=0):
+def hook_for(storage, study, epochs=10, seed=0, **kwargs):
     trial = study.ask()
     trial.set_user_attr('point', {EPOCHS_KEY: epochs})
     trial.set_user_attr('seed', seed)
-    return trial._trial_id
+    return OptunaPruningHook(
+        storage=storage,
+        study_name='sweep',
+        trial_id=trial._trial_id,
+        **dict(dict(first_rung=2), **kwargs))
 
 
-def validate(hook, epoch, max_epochs, value):
+def validate(hook, epoch, value, max_epochs=10):
     """Run the hook after the validation of ``epoch``; whether the
     training was told to stop."""
     runner = types.SimpleNamespace(
@@ -55,43 +71,80 @@ def validate(hook, epoch, max_epochs, value):
     return runner.train_loop.stop_training
 
 
-def test_a_trailing_trial_is_pruned_after_the_warmup(tmp_path):
-    storage, study = study_with(tmp_path, [(4, 0, 60.0), (4, 0, 70.0)])
-    trial_id = running_trial(study, 4)
-    hook = OptunaPruningHook(
-        storage=storage, study_name='sweep', trial_id=trial_id, warmup=0.5)
-    assert not validate(hook, 1, 4, 10.0)  # epoch 1 < 0.5 * 4: warm-up
-    assert validate(hook, 2, 4, 10.0)
-    (trial, ) = [t for t in study.trials if t._trial_id == trial_id]
+def test_the_rungs():
+    assert rungs(2, 3, 10) == [2, 6]
+    assert rungs(1, 2, 10) == [1, 2, 4, 8]
+    assert rungs(6, 3, 10) == [6]
+    assert rungs(10, 3, 10) == []  # a warm-up to the end: never pruned
+
+
+def test_one_run_in_eta_goes_on_from_the_first_rung(tmp_path):
+    storage, study = study_with(tmp_path, [(60., 'complete'), (70., 'pruned')])
+    hook = hook_for(storage, study)
+    assert not validate(hook, 1, 10.)  # before the first rung
+    assert validate(hook, 2, 65.)  # 1 of 3 goes on: 70 does
+    (trial, ) = [t for t in study.trials if t._trial_id == hook.trial_id]
     assert trial.user_attrs['pruned at epoch'] == 2
-    assert trial.intermediate_values == {1: 10.0, 2: 10.0}
+    assert trial.intermediate_values == {1: 10., 2: 65.}
+    assert not validate(hook_for(storage, study), 2, 70.)  # ties go on
+    # Five others (one still running): the top 2 of 6 go on.
+    storage, study = study_with(tmp_path / 'five', [(50., 'complete'),
+                                                    (60., 'pruned'),
+                                                    (70., 'complete'),
+                                                    (80., 'running'),
+                                                    (90., 'complete')])
+    assert validate(hook_for(storage, study), 2, 75.)
+    assert not validate(hook_for(storage, study), 2, 85.)
 
 
-def test_only_trials_of_the_same_schedule_and_seed_count(tmp_path):
-    storage, study = study_with(tmp_path, [(8, 0, 60.0), (8, 0, 70.0),
-                                           (4, 1, 60.0), (4, 1, 70.0)])
-    trial_id = running_trial(study, 4, seed=0)
-    hook = OptunaPruningHook(
-        storage=storage, study_name='sweep', trial_id=trial_id)
-    for epoch in (1, 2, 3):
-        assert not validate(hook, epoch, 4, 10.0)
-    # Above the median of its comparable trials: goes on; the last epoch
-    # is never pruned.
-    storage, study = study_with(tmp_path / 'other', [(4, 0, 60.0),
-                                                     (4, 0, 70.0)])
-    hook = OptunaPruningHook(
-        storage=storage, study_name='sweep', trial_id=running_trial(study, 4))
-    assert not validate(hook, 2, 4, 66.0)
-    assert not validate(hook, 4, 4, 10.0)
+def test_too_few_comparable_runs_decide_nothing(tmp_path):
+    # Other epochs, another seed, a failed run: not comparable.
+    storage, study = study_with(tmp_path, [(60., 'complete'),
+                                           (70., 'complete', 20, 0),
+                                           (70., 'complete', 10, 1),
+                                           (70., 'fail')])
+    hook = hook_for(storage, study)
+    assert not validate(hook, 2, 10.)
+    assert not validate(hook, 10, 10.)  # the last epoch: never
+    assert not validate(hook_for(storage, study, min_trials=1), 2, 61.)
+    assert validate(hook_for(storage, study, min_trials=1), 2, 59.)
+
+
+def test_a_run_is_compared_at_its_rung_again_when_others_arrive(tmp_path):
+    storage, study = study_with(tmp_path, [(60., 'complete')])
+    hook = hook_for(storage, study)
+    assert not validate(hook, 2, 65.)  # one other: too few
+    study_with(tmp_path, [(70., 'running')])  # the same journal, later
+    # Now 1 of 3 go on at epoch 2, and its 65 trails 70 there.
+    assert validate(hook, 3, 99.)
+
+
+def test_the_first_rung_follows_the_methods_warmup():
+    """The demo schedule's one-epoch learning-rate warm-up; EM + APL's
+    five epochs before its labels change (the hook's own setting); none
+    without either."""
+    an = Config.fromfile('configs/demo/an.py')
+    assert steady_epoch(an) == 1
+    assert steady_epoch(Config.fromfile('configs/demo/em_apl.py')) == 5
+    an.merge_from_dict({'custom_hooks': [dict(type='APLHook')]})
+    assert steady_epoch(an) == 5  # the class default: 5
+    an.param_scheduler = [dict(type='CosineAnnealingLR', by_epoch=True)]
+    an.custom_hooks = []
+    assert steady_epoch(an) == 0
 
 
 def test_arguments_and_missing_metric(tmp_path):
     with pytest.raises(ValueError, match='trial_id must be an integer >= 0'):
         OptunaPruningHook(storage='s.journal', study_name='s', trial_id=-1)
-    with pytest.raises(ValueError, match='n_startup_trials >= 1'):
-        SameScheduleMedianPruner(n_startup_trials=0)
-    with pytest.raises(ValueError, match='0 <= warmup < 1'):
-        SameScheduleMedianPruner(warmup=1.0)
+    with pytest.raises(ValueError, match='reduction_factor >= 2'):
+        SameScheduleSuccessiveHalvingPruner(reduction_factor=1)
+    with pytest.raises(ValueError, match='first_rung >= 1'):
+        SameScheduleSuccessiveHalvingPruner(first_rung=0)
+    for eta, least in ((1, 2), (3, 0)):
+        with pytest.raises(ValueError, match='--prune-eta must be >= 2'):
+            pruning(
+                argparse.Namespace(
+                    no_prune=False, prune_eta=eta, prune_min_trials=least))
     hook = OptunaPruningHook(
         storage=str(tmp_path / 's.journal'), study_name='s', trial_id=0)
     runner = types.SimpleNamespace(
@@ -107,11 +160,13 @@ def test_arguments_and_missing_metric(tmp_path):
 def test_the_pruner_is_an_optuna_pruner(tmp_path):
     """Optuna's own loop, given the pruner, prunes a trailing trial of the
     same schedule and lets one of another schedule go on."""
-    pruner = SameScheduleMedianPruner(n_startup_trials=2, warmup=0.5)
+    pruner = SameScheduleSuccessiveHalvingPruner(first_rung=2)
     assert isinstance(pruner, optuna.pruners.BasePruner)
-    _, study = study_with(tmp_path, [(4, 0, 60.0), (4, 0, 70.0)])
+    _, study = study_with(tmp_path, [(60., 'complete'), (70., 'complete')])
     study.pruner = pruner
-    for epochs, pruned in ((4, True), (8, False)):
-        trial = optuna.trial.Trial(study, running_trial(study, epochs))
-        trial.report(10.0, 2)
+    for epochs, pruned in ((10, True), (20, False)):
+        trial = study.ask()
+        trial.set_user_attr('point', {EPOCHS_KEY: epochs})
+        trial.set_user_attr('seed', 0)
+        trial.report(10., 2)
         assert trial.should_prune() is pruned

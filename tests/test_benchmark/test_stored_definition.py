@@ -103,9 +103,15 @@ def test_a_config_changed_since_the_definition_is_refused(tmp_path):
      (dict(cfg_options={'custom_imports.imports': ['os']}), 'imports code'),
      (dict(domain='../../tmp/evil'), 'not a domain of this checkout'),
      (dict(prune=dict(type='Evil')), '`prune`'),
+     (dict(prune=dict(n_startup_trials=2, warmup=0.3)),
+      'earlier median rule is continued by importing its record'),
+     (dict(replay_unpruned='3'), '`replay_unpruned`'),
      (dict(gpus_per_trial='8; rm'), '`gpus_per_trial`'),
      (dict(threads=0), '`threads`')],
-    ids=['digests', 'custom-imports', 'domain', 'prune', 'gpus', 'threads'])
+    ids=[
+        'digests', 'custom-imports', 'domain', 'prune', 'median-prune',
+        'replay', 'gpus', 'threads'
+    ])
 def test_stored_fields_are_checked_as_data(tmp_path, changes, message):
     sweep = _one_run(tmp_path)
     _tamper(sweep, **changes)

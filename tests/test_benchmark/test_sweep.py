@@ -44,6 +44,8 @@ def define(tmp_path,
            prune=None,
            name='s',
            storage='sweep.db',
+           replay=0,
+           settings=('single_positive', ),
            **rules):
     rules = dict(
         dict(
@@ -56,7 +58,7 @@ def define(tmp_path,
         dict(
             name=name,
             configs=list(configs),
-            settings=['single_positive'],
+            settings=list(settings),
             modes=['finetune'],
             rules=SearchRules(**rules).to_dict(),
             domain=None,
@@ -64,6 +66,7 @@ def define(tmp_path,
             baseline='an',
             oracle='full_labels',
             prune=prune,
+            replay_unpruned=replay,
             work_dir=str(tmp_path / 'work'),
             threads=1,
             gpus_per_trial=1))
@@ -164,31 +167,122 @@ def test_the_slurm_path_through_submitits_local_executor(tmp_path):
     assert sweep.plan(sweep.groups()[0]).done
 
 
+PRUNE = dict(reduction_factor=3, min_trials=2)
+
+
 @pytest.mark.slow
 def test_trailing_tuning_runs_are_pruned_and_never_the_seeds(tmp_path):
-    # One worker runs 0.1, 0.3, then 0.5 (val 80, 78, 76): the third trails
-    # the median of the two finished ones from the warm-up on.
+    # One worker runs 0.1, 0.3, then 0.5 (val 80, 78, 76). The second has
+    # one run to be compared with (too few): it goes on. The third trails
+    # both at the first rung, epoch 2 (AN's schedule warms up for one
+    # epoch), and is stopped there: one run in 3 goes on. The replay of
+    # the tuning without pruning runs 0.5 again to its end, in its own
+    # folder; the other two are the pruned search's own.
     sweep = define(
         tmp_path,
         configs=(AN, ),
         seeds=(0, 1),
         lrs=(0.1, 0.3, 0.5),
         lr_bounds=(0.1, 0.5),
-        prune=dict(n_startup_trials=2, warmup=0.3))
+        prune=PRUNE,
+        replay=1)
     assert work(sweep.spec, 's', poll=0.2)['errors'] == []
     group = sweep.groups()[0]
     trials = {t.user_attrs['run']: t for t in sweep.trials(group)}
     pruned = trials['finetune/single_positive/lr0.5_ep10/an/seed0']
     assert pruned.state.name == 'PRUNED'
-    assert pruned.user_attrs['pruned at epoch'] == 3  # ceil(0.3 x 10)
-    assert sorted(pruned.intermediate_values) == [1, 2, 3]
+    assert pruned.user_attrs['pruned at epoch'] == 2
+    assert sorted(pruned.intermediate_values) == [1, 2]
+    assert trials['finetune/single_positive/lr0.3_ep10/an/seed0'].state.name \
+        == 'COMPLETE'
     seed1 = trials['finetune/single_positive/lr0.1_ep10/an/seed1']
     assert seed1.state.name == 'COMPLETE' and not seed1.intermediate_values
+    (replayed, ) = sweep.trials(sweep.replay_groups()[0])
+    assert replayed.state.name == 'COMPLETE'
+    assert replayed.user_attrs['run'] == \
+        'unpruned/finetune/single_positive/lr0.5_ep10/an/seed0'
+    assert replayed.user_attrs['epochs trained'] == 10
     data = export(sweep, 'sweep.db', {})
     assert data['pruning']['trials'] == 1
     assert data['pruning']['minutes_to_the_end'] == pytest.approx(0.1)
+    assert (data['pruning']['choices_compared'],
+            data['pruning']['choices_same']) == (1, 1)
+    assert len(data['trials']) == 4  # the replay's run is not the sweep's
     assert data['results']['finetune']['single_positive']['an']['tuning'][
         'chosen'][LR_KEY] == 0.1
+    assert '--replay-unpruned 1' in data['command']
+
+
+def finished(sweep, group, lr, state, value=None):
+    """Record a finished tuning run of seed 0 at ``lr`` (no training)."""
+    from optuna.trial import TrialState
+    summary = dict(
+        dict.fromkeys(COLUMNS, 70.), **{
+            'val mAP': value,
+            'best epoch': 3,
+            'epochs': 10,
+            'epochs trained': 10 if value else 2,
+            'minutes': 1.0
+        })
+    sweep.add_trial(
+        group, {
+            EPOCHS_KEY: 10,
+            LR_KEY: lr
+        },
+        0,
+        state=TrialState[state],
+        value=value,
+        summary=summary)
+
+
+def test_the_replay_finds_a_choice_that_pruning_changed(tmp_path):
+    """The pruned search chose 0.1 (0.3 was pruned); replayed without
+    pruning, 0.3 ends better: one choice compared, none the same. Only
+    the pruned run is replayed."""
+    sweep = define(
+        tmp_path, configs=(AN, ), seeds=(0, ), prune=PRUNE, replay=1)
+    group = sweep.groups()[0]
+    finished(sweep, group, 0.1, 'COMPLETE', 70.)
+    finished(sweep, group, 0.3, 'PRUNED')
+    assert sweep.plan(group).chosen[LR_KEY] == 0.1
+    assert sweep.advance()['queued'] == 1
+    replay, trial_id, attrs = sweep.pop()
+    assert replay.replay and attrs['point'][LR_KEY] == 0.3
+    assert attrs['run'].startswith('unpruned/')
+    sweep.finish(
+        trial_id,
+        'complete',
+        75.,
+        minutes=2.0,
+        epochs=10,
+        **{
+            'best epoch': 9,
+            'val mAP': 75.
+        })
+    assert sweep.advance() == dict(queued=0, errors=[], done=True)
+    pruning = export(sweep, 'sweep.db', {})['pruning']
+    assert (pruning['choices_compared'], pruning['choices_same']) == (1, 0)
+    (choice, ) = pruning['choices']
+    assert choice['pruned'][LR_KEY] == 0.1 and \
+        choice['unpruned'][LR_KEY] == 0.3
+    assert (choice['pruned val mAP'], choice['unpruned val mAP'],
+            choice['replay minutes']) == (70., 75., 2.0)
+
+
+def test_the_replayed_groups_spread_over_configs_and_settings(tmp_path):
+    sweep = define(
+        tmp_path,
+        configs=(AN, FULL, 'configs/demo/hill.py'),
+        settings=('single_positive', 'r0.5'),
+        prune=PRUNE,
+        replay=4)
+    assert [(g.setting, g.name)
+            for g in sweep.replay_groups()] == [('single_positive', 'an'),
+                                                ('r0.5', 'full_labels'),
+                                                ('single_positive', 'hill'),
+                                                ('r0.5', 'an')]
+    assert all(g.replay for g in sweep.replay_groups())
+    assert define(tmp_path / 'no', replay=4).replay_groups() == []
 
 
 def test_a_ledger_is_read_once_and_its_runs_are_not_trained_again(tmp_path):
@@ -280,3 +374,15 @@ def test_bad_records_and_storages_are_one_clear_error(tmp_path):
 
 def test_the_committed_benchmark_docs_are_what_their_records_make():
     assert docs_check.check_docs(ROOT) == []
+
+
+def test_the_worker_puts_the_first_rung_after_the_methods_warmup():
+    """EM + APL changes its labels after epoch 5: its runs are first
+    compared at epoch 6; a run's overrides count (a shorter warm-up)."""
+    from mmlml.benchmark.sweep import Group
+    from mmlml.benchmark.worker import _first_rung
+    group = Group('finetune', 'single_positive', 'configs/demo/em_apl.py',
+                  None)
+    assert _first_rung(group, {}) == 6
+    assert _first_rung(group, {'custom_hooks.0.warmup_epochs': 3}) == 4
+    assert _first_rung(group._replace(config=AN), {}) == 2

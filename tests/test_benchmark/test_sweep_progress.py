@@ -37,7 +37,7 @@ def test_trial_line_counts_the_sweep_and_estimates_what_is_left(monkeypatch):
                                           ] * 2 + [TrialState.WAITING] * 4
     trials = [types.SimpleNamespace(state=state) for state in states]
     sweep = types.SimpleNamespace(
-        groups=lambda: ['a', 'b'],
+        all_groups=lambda: ['a', 'b'],
         trials=lambda group: trials[:4] if group == 'a' else trials[4:])
     clock = iter([100., 160.])
     monkeypatch.setattr(progress_module.time, 'monotonic', lambda: next(clock))

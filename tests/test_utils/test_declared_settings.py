@@ -340,8 +340,9 @@ def test_flags_refuse_strings(cfg):
 
 
 @pytest.mark.parametrize('kwargs, match', [
-    (dict(warmup=1.0), r'warmup must lie in \[0, 1\)'),
-    (dict(n_startup_trials=0), 'n_startup_trials must be an integer >= 1'),
+    (dict(reduction_factor=1), 'reduction_factor must be an integer >= 2'),
+    (dict(min_trials=0), 'min_trials must be an integer >= 1'),
+    (dict(first_rung=0), 'first_rung must be an integer >= 1'),
     (dict(trial_id=-1), 'trial_id must be an integer >= 0'),
 ])
 def test_pruning_hook_settings_refused_when_built(kwargs, match):
