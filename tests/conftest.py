@@ -21,7 +21,7 @@ def pytest_configure(config):
     ``mmlml.compat.patch_config_text_formatting``.)"""
     from mmengine.dataset import base_dataset
     base_dataset.gc = types.SimpleNamespace(collect=lambda *args: 0)
-    _one_runner_name_per_second()
+    _unique_runner_names()
     # How far the suite is: a line every 30 s (tests/suite_progress.py).
     from suite_progress import register
     register(config)
@@ -85,28 +85,28 @@ def pytest_terminal_summary(terminalreporter):
                                     f'{CLUSTER_SKIP}')
 
 
-def _one_runner_name_per_second():
+def _unique_runner_names():
     """A Runner names its logger, message hub, visualizer and log folder
-    after its config file and the second it starts: two Runners of one
-    config (or one work_dir) started within a second, as fast tests start
-    them, would share the first one's message hub and log. A Runner that
-    would repeat a name waits for the next second."""
-    import time
-
+    after its config file and the second it starts (its timestamp): two
+    Runners of one config (or one work_dir) started within a second, as
+    fast tests start them, would share the first one's message hub and
+    log. A Runner that would repeat a name gets a numbered timestamp
+    (``20261129_051000_1``: still sorted after the first) instead."""
     from mmengine.runner import Runner
     setup_env = Runner.setup_env
     started = set()
 
-    def setup_env_once_per_second(self, env_cfg):
+    def setup_env_with_unique_names(self, env_cfg):
+        setup_env(self, env_cfg)
         filename = getattr(self.cfg, 'filename', None)
         names = (self._work_dir, osp.splitext(osp.basename(filename or ''))[0])
-        now = time.strftime('%Y%m%d_%H%M%S')
-        if any((name, now) in started for name in names):
-            time.sleep(1.01 - time.time() % 1)
-        setup_env(self, env_cfg)
+        timestamp, count = self._timestamp, 0
+        while any((name, self._timestamp) in started for name in names):
+            count += 1
+            self._timestamp = f'{timestamp}_{count}'
         started.update((name, self._timestamp) for name in names)
 
-    Runner.setup_env = setup_env_once_per_second
+    Runner.setup_env = setup_env_with_unique_names
 
 
 def load_train_tool(name='mmlml_train_tool'):
