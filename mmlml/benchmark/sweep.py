@@ -484,33 +484,43 @@ class Sweep:
 
     def pop(self, worker: str = '') -> Optional[tuple]:
         """Take a queued trial: ``(group, trial_id, user_attrs)``, or None
-        when none is queued. A queued copy of a run that another trial
-        already holds is dropped."""
+        when none is queued. A run queued twice (two workers queueing at
+        once on a database server, where no lock is held) is run by its
+        first live trial only: :meth:`_first_copy`."""
         import optuna
         from optuna.trial import TrialState
         for group in self.all_groups():
-            trials = self.trials(group)
-            held = {
-                t.user_attrs.get('run')
-                for t in trials
-                if t.state in (TrialState.RUNNING, TrialState.COMPLETE,
-                               TrialState.PRUNED)
-            }
-            for trial in trials:
-                if trial.state != TrialState.WAITING:
-                    continue
+            for trial in self.trials(group, (TrialState.WAITING, )):
                 try:
                     if not self.storage.set_trial_state_values(
                             trial._trial_id, TrialState.RUNNING):
                         continue
                 except optuna.exceptions.UpdateFinishedTrialError:
                     continue
-                if trial.user_attrs.get('run') in held:
+                if not self._first_copy(group, trial):
                     self.finish(trial._trial_id, 'fail', failure=DUPLICATE)
                     continue
                 self.heartbeat(trial._trial_id, worker)
                 return group, trial._trial_id, dict(trial.user_attrs)
         return None
+
+    def _first_copy(self, group: Group, taken) -> bool:
+        """Whether a trial just taken is the first live copy of its run.
+
+        Read again after taking it: a copy another worker took after this
+        worker's list was read would otherwise be missed, and both would
+        run. Live is queued, running or finished (not failed); the first
+        (lowest number) runs and later copies are dropped. Two workers
+        taking two copies at once cannot both run: each reads after its
+        own take, so the later copy always sees the first one live
+        (queued or taken), and the first copy is never dropped."""
+        from optuna.trial import TrialState
+        live = (TrialState.WAITING, TrialState.RUNNING, TrialState.COMPLETE,
+                TrialState.PRUNED)
+        run = taken.user_attrs.get('run')
+        return not any(
+            trial.number < taken.number and trial.user_attrs.get('run') == run
+            for trial in self.trials(group, live))
 
     def heartbeat(self, trial_id: int, worker: str = '') -> None:
         self.storage.set_trial_user_attr(trial_id, 'heartbeat', time.time())

@@ -321,6 +321,35 @@ def test_a_ledger_is_read_once_and_its_runs_are_not_trained_again(tmp_path):
     assert import_ledger(again, 'new.json', data) == 3
 
 
+def test_a_run_queued_twice_runs_once_even_from_a_stale_list(tmp_path):
+    """Two workers queueing at once on a database server queue a run
+    twice. A worker whose list of trials was read before another took
+    the first copy must not run the second; the first copy runs even
+    when a later one was taken before it."""
+    from optuna.trial import TrialState
+    sweep = define(tmp_path, configs=(AN, ), seeds=(0, ), lrs=(0.1, ))
+    group = sweep.groups()[0]
+    point = {EPOCHS_KEY: 10, LR_KEY: 0.1}
+    for _ in range(4):
+        sweep.add_trial(group, point, 0)
+    first, second, third, fourth = sweep.trials(group)
+    other = Sweep(sweep.spec, 's')
+    reads = iter([[first, second]])  # read before the first was taken
+    other.trials = lambda g, states=None: next(reads, None) or \
+        Sweep.trials(other, g, states)
+    assert sweep.pop('a')[1] == first._trial_id
+    assert other.pop('b') is None  # it took the second copy, then dropped
+    assert sweep.storage.set_trial_state_values(fourth._trial_id,
+                                                TrialState.RUNNING)
+    states = [t.state.name for t in sweep.trials(group)]
+    assert states == ['RUNNING', 'FAIL', 'WAITING', 'RUNNING']
+    assert sweep.trials(group)[1].user_attrs['failure'] == 'duplicate'
+    # The first copy is failed as lost: the third, now first live, runs
+    # although the fourth was taken before it.
+    sweep.finish(first._trial_id, 'fail', failure='worker lost')
+    assert sweep.pop('c')[1] == third._trial_id
+
+
 def test_a_failed_run_stops_its_config_until_it_is_retried(
         tmp_path, monkeypatch):
     sweep = define(
