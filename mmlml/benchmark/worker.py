@@ -38,6 +38,7 @@ from typing import Any, Dict, Optional
 
 from mmengine.config import Config
 
+from ..compat.stack_repairs import CONFIG_TEXT_VARIABLE
 from .config_keys import EPOCHS_KEY
 from .progress import EpochWatch, SweepProgress
 from .settings import (dataset_modes, format_options, label_seed, mode_options,
@@ -72,6 +73,9 @@ def _call(cmd: list, log: str, threads: int) -> None:
     env = dict(os.environ)
     for var in ('OMP_NUM_THREADS', 'MKL_NUM_THREADS'):
         env[var] = str(threads)
+    # Nobody reads a run folder's config: yapf would cost a second or more
+    # of a ten-second run.
+    env[CONFIG_TEXT_VARIABLE] = 'unformatted'
     # In the worker's folder, where the configs' relative paths resolve.
     with open(log, 'a') as f:
         f.write('$ ' + ' '.join(cmd) + '\n')

@@ -47,7 +47,9 @@ that a Runner using such a component gets
 
 * :func:`patch_config_text_formatting`: MMEngine formats the config's
   text with yapf each time it logs, dumps or checkpoints it (seconds each);
-  each distinct text is formatted once per process, with the same result.
+  each distinct text is formatted once per process, with the same result,
+  or not at all where ``MMLML_CONFIG_TEXT=unformatted`` (the sweep's
+  training runs and the test suite).
 
 :func:`applied_fixes` tells which repairs this process applied;
 ``tools/train.py`` and ``TrainingSetupCheckHook`` write
@@ -59,6 +61,7 @@ import functools
 import importlib
 import importlib.metadata
 import importlib.util
+import os
 import os.path as osp
 from typing import Dict, Tuple
 
@@ -266,6 +269,11 @@ def patch_compiled_optimizer_step() -> None:
 # --------------------------------------------------------- config text
 
 
+#: The environment variable that turns the config text's formatting off
+#: (``unformatted``): :func:`patch_config_text_formatting`.
+CONFIG_TEXT_VARIABLE = 'MMLML_CONFIG_TEXT'
+
+
 def patch_config_text_formatting() -> None:
     """Format each distinct config text with yapf once per process.
 
@@ -277,6 +285,13 @@ def patch_config_text_formatting() -> None:
     head on cached features. ``FormatCode`` is a pure function of the text
     and the style, so its results are kept (the last 16 texts); the text
     MMEngine writes is unchanged.
+
+    Where the environment has ``MMLML_CONFIG_TEXT=unformatted``
+    (:data:`CONFIG_TEXT_VARIABLE`) the text is not formatted at all: it is
+    MMEngine's text before yapf, the same Python with longer lines. The
+    benchmark sweep sets it for its training runs (a second or more of a
+    ten-second linear run, and nobody reads those folders' configs) and
+    the test suite for its processes.
     """
     if 'config_text_formatting' in _APPLIED:
         return
@@ -289,6 +304,8 @@ def patch_config_text_formatting() -> None:
 
     @functools.wraps(format_code)
     def format_once(text, style_config=None, **kwargs):
+        if os.environ.get(CONFIG_TEXT_VARIABLE) == 'unformatted':
+            return text, False
         if not isinstance(style_config, dict):
             return format_code(text, style_config=style_config, **kwargs)
         return _format(text, tuple(sorted(style_config.items())), **kwargs)

@@ -210,10 +210,16 @@ def test_config_text_is_formatted_once_with_the_same_result(monkeypatch):
     monkeypatch.setattr(config_module, 'FormatCode', counting)
     monkeypatch.delitem(stack_repairs._APPLIED, 'config_text_formatting')
     compat.patch_config_text_formatting()
+    monkeypatch.delenv('MMLML_CONFIG_TEXT', raising=False)  # the suite's
     assert [cfg.pretty_text for _ in range(5)] == [stock] * 5
     assert len(calls) == 1
     cfg.seed = 8  # another text: formatted again
     assert 'seed = 8' in cfg.pretty_text and len(calls) == 2
+    # Unformatted: MMEngine's text before yapf, the same config.
+    monkeypatch.setenv('MMLML_CONFIG_TEXT', 'unformatted')
+    text = cfg.pretty_text
+    assert len(calls) == 2 and text != stock
+    assert Config.fromstring(text, '.py').to_dict() == cfg.to_dict()
 
 
 #: What ``import mmlml`` must leave as upstream made it: (module, attribute
