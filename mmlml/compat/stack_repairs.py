@@ -268,7 +268,6 @@ def patch_compiled_optimizer_step() -> None:
 
 # --------------------------------------------------------- config text
 
-
 #: The environment variable that turns the config text's formatting off
 #: (``unformatted``): :func:`patch_config_text_formatting`.
 CONFIG_TEXT_VARIABLE = 'MMLML_CONFIG_TEXT'
