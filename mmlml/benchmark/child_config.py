@@ -16,6 +16,8 @@ from typing import List
 
 from mmengine.config import Config
 
+from ..compat.stack_repairs import readable_text
+
 __all__ = ['config_diff', 'child_config_text']
 
 #: MMEngine's key for "replace this dict instead of merging into it".
@@ -65,7 +67,7 @@ def child_config_text(parent_file: str, child: Config, out: str,
     header = ''.join(f'# {line}\n' for line in comments)
     text = header + f'_base_ = [{base!r}]\n'
     if diff:
-        text += '\n' + Config(diff).pretty_text
+        text += '\n' + readable_text(Config(diff))
     folder = osp.dirname(osp.abspath(out))
     os.makedirs(folder, exist_ok=True)
     with tempfile.NamedTemporaryFile(
@@ -81,4 +83,4 @@ def child_config_text(parent_file: str, child: Config, out: str,
     if same:
         return text
     return header + '# (the whole config: MMEngine cannot merge its ' \
-        'changes into the base)\n' + child.pretty_text
+        'changes into the base)\n' + readable_text(child)

@@ -74,8 +74,8 @@ __all__ = [
     'apply_all', 'applied_fixes', 'applied_fixes_message',
     'patch_checkpoint_loading', 'patch_package_lookup',
     'patch_cpu_distributed', 'patch_compiled_optimizer_step',
-    'patch_config_text_formatting', 'is_installed', 'get_installed_path',
-    'slurm_environment', 'cpu_runtime_env'
+    'patch_config_text_formatting', 'readable_text', 'is_installed',
+    'get_installed_path', 'slurm_environment', 'cpu_runtime_env'
 ]
 
 #: The fixes applied in this process, in order: name -> log description.
@@ -303,7 +303,8 @@ def patch_config_text_formatting() -> None:
 
     @functools.wraps(format_code)
     def format_once(text, style_config=None, **kwargs):
-        if os.environ.get(CONFIG_TEXT_VARIABLE) == 'unformatted':
+        if os.environ.get(CONFIG_TEXT_VARIABLE) == 'unformatted' \
+                and not _READABLE:
             return text, False
         if not isinstance(style_config, dict):
             return format_code(text, style_config=style_config, **kwargs)
@@ -311,6 +312,21 @@ def patch_config_text_formatting() -> None:
 
     config_module.FormatCode = format_once
     _APPLIED['config_text_formatting'] = 'config text formatted once'
+
+
+#: Set while :func:`readable_text` asks for the formatted text.
+_READABLE: list = []
+
+
+def readable_text(cfg) -> str:
+    """``cfg.pretty_text`` formatted whatever ``MMLML_CONFIG_TEXT`` says:
+    the text of a config file that a person reads (a child config a tool
+    writes), never the unformatted one of the switch."""
+    _READABLE.append(True)
+    try:
+        return cfg.pretty_text
+    finally:
+        _READABLE.pop()
 
 
 # ---------------------------------------------------------------- logging

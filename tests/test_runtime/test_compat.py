@@ -214,12 +214,16 @@ def test_config_text_is_formatted_once_with_the_same_result(monkeypatch):
     assert [cfg.pretty_text for _ in range(5)] == [stock] * 5
     assert len(calls) == 1
     cfg.seed = 8  # another text: formatted again
-    assert 'seed = 8' in cfg.pretty_text and len(calls) == 2
+    formatted = cfg.pretty_text
+    assert 'seed = 8' in formatted and len(calls) == 2
     # Unformatted: MMEngine's text before yapf, the same config.
     monkeypatch.setenv('MMLML_CONFIG_TEXT', 'unformatted')
     text = cfg.pretty_text
-    assert len(calls) == 2 and text != stock
+    assert len(calls) == 2 and text != formatted
     assert Config.fromstring(text, '.py').to_dict() == cfg.to_dict()
+    # A file a person reads is formatted all the same.
+    assert compat.readable_text(cfg) == formatted
+    assert cfg.pretty_text == text  # and only that file
 
 
 #: What ``import mmlml`` must leave as upstream made it: (module, attribute
