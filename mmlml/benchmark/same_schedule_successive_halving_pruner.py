@@ -9,7 +9,7 @@ import optuna
 
 from .config_keys import EPOCHS_KEY
 
-__all__ = ['SameScheduleSuccessiveHalvingPruner', 'rungs']
+__all__ = ['SameScheduleSuccessiveHalvingPruner', 'best_until', 'rungs']
 
 #: The trials whose values a decision compares with: a failed trial (a
 #: lost worker) is run again as a new trial and does not count twice.
@@ -34,6 +34,14 @@ def rungs(first_rung: int, reduction_factor: int, epochs: int) -> list:
     return found
 
 
+def best_until(trial: optuna.trial.FrozenTrial, epoch: int) -> float:
+    """The best validation mAP the trial reported up to ``epoch``: what
+    the search would choose it by (its best epoch), were it stopped
+    there."""
+    return max(value for step, value in trial.intermediate_values.items()
+               if step <= epoch)
+
+
 class SameScheduleSuccessiveHalvingPruner(optuna.pruners.BasePruner):
     r"""Successive halving (asynchronous, as ASHA) among comparable trials.
 
@@ -45,8 +53,12 @@ class SameScheduleSuccessiveHalvingPruner(optuna.pruners.BasePruner):
     sweep's worker reads it from the run's config,
     :func:`~.method_warmup.steady_epoch`, and passes :math:`r_0 = W + 1`)
     and :math:`\eta` the reduction factor. After each epoch
-    :math:`e \ge r_0`, let :math:`r` be the last rung :math:`\le e` and
-    :math:`V` the validation mAPs at epoch :math:`r` of the other trials of
+    :math:`e \ge r_0`, let :math:`r` be the last rung :math:`\le e`, a
+    trial's value at :math:`r` its best validation mAP up to epoch
+    :math:`r` (:func:`best_until`: the search chooses a run by its best
+    epoch, so a run that peaked early and declines is worth its peak;
+    its current mAP stopped the learning rates that won on the real-photo
+    domain), and :math:`V` the values at :math:`r` of the other trials of
     the study **that train the same number of epochs with the same seed**
     and reached :math:`r` (finished, pruned or still running). When
     :math:`|V| \ge` ``min_trials``, the trial goes on only if it is among
@@ -118,7 +130,7 @@ class SameScheduleSuccessiveHalvingPruner(optuna.pruners.BasePruner):
             return False
         schedule = _schedule(trial)
         others = [
-            other.intermediate_values[rung]
+            best_until(other, rung)
             for other in study.get_trials(deepcopy=False, states=_COMPARED)
             if other.number != trial.number and _schedule(other) == schedule
             and rung in other.intermediate_values
@@ -126,5 +138,5 @@ class SameScheduleSuccessiveHalvingPruner(optuna.pruners.BasePruner):
         if len(others) < self.min_trials:
             return False
         keep = max(1, (len(others) + 1) // self.reduction_factor)
-        value = trial.intermediate_values[rung]
+        value = best_until(trial, rung)
         return sum(other > value for other in others) >= keep

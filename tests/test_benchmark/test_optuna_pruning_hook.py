@@ -119,6 +119,18 @@ def test_a_run_is_compared_at_its_rung_again_when_others_arrive(tmp_path):
     assert validate(hook, 3, 99.)
 
 
+def test_a_run_is_worth_its_best_epoch_so_far(tmp_path):
+    """The search chooses a run by its best epoch: one that peaked early
+    and declines is compared by its peak, not its current mAP."""
+    storage, study = study_with(tmp_path, [(60., 'complete')])
+    early_peak = hook_for(storage, study, min_trials=1)
+    assert not validate(early_peak, 1, 70.)
+    assert not validate(early_peak, 2, 50.)  # 70 so far: above 60
+    below = hook_for(storage, study, min_trials=1)
+    assert not validate(below, 1, 55.)
+    assert validate(below, 2, 58.)
+
+
 def test_the_first_rung_follows_the_methods_warmup():
     """The demo schedule's one-epoch learning-rate warm-up; EM + APL's
     five epochs before its labels change (the hook's own setting); none
