@@ -124,6 +124,26 @@ def test_bad_arguments_are_refused(stamps, kwargs, match):
         PhotoCanvases(stamps_root=stamps, **kwargs)
 
 
+def test_image_transforms_on_feature_maps_are_refused_before_building(stamps):
+    """configs/demo/lasd_cr.py's augmented views on a linear domain: one
+    clear line before the first batch, not an OpenCV assertion in it."""
+    views = dict(
+        type='MultiView',
+        num_views=[1, 2],
+        transforms=[[], [dict(type='RandomFlip', prob=0.5)]])
+    features = dict(checkpoint=None, cache_dir=None)
+    with pytest.raises(ValueError, match="pipeline's RandomFlip cannot run"):
+        PhotoCanvases(
+            stamps_root=stamps,
+            features=features,
+            pipeline=[views, dict(type='PackInputs')])
+    # What reads no pixel passes (the check only: nothing is drawn).
+    feature_maps_module.check_feature_pipeline([
+        dict(type='MultiView', num_views=[1], transforms=[[]]),
+        dict(type='PackInputs')
+    ], 'PhotoCanvases')
+
+
 def test_missing_stamps_say_how_to_install(tmp_path, monkeypatch):
     monkeypatch.setenv('MMLML_TUXPAINT_STAMPS', str(tmp_path / 'none'))
     monkeypatch.setattr('mmlml.datasets.domains.photo_canvases.STAMP_FOLDERS',

@@ -14,15 +14,15 @@ import json
 import os
 import os.path as osp
 import tempfile
-from typing import Callable, Optional, Tuple
+from typing import Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
 from mmlml.utils.progress_line import ProgressLine
 
 __all__ = [
-    'check_features', 'feature_maps', 'map_shape', 'read_cache',
-    'cached_feature_maps', 'file_digest'
+    'check_features', 'check_feature_pipeline', 'feature_maps', 'map_shape',
+    'read_cache', 'cached_feature_maps', 'file_digest'
 ]
 
 #: The keys of ``features`` and their defaults.
@@ -35,6 +35,44 @@ FEATURE_DEFAULTS = dict(
     std=(128., 128., 128.),
     cache_dir='work_dirs/feature_cache',
     batch_size=50)
+
+#: The transforms a pipeline may hold on feature maps: they read no pixel.
+FEATURE_TRANSFORMS = ('PackInputs', 'MultiView')
+
+
+def check_feature_pipeline(pipeline: Optional[Sequence], name: str) -> None:
+    """Refuse, before anything is built, a pipeline that would transform
+    the images of a dataset that gives feature maps instead (``features``
+    set): a flip or a crop of an ``(h, w, C)`` map of 1280 channels fails
+    deep in OpenCV at the first batch, or means nothing. Only
+    :data:`FEATURE_TRANSFORMS` (given as dicts; ``MultiView``'s own
+    pipelines are checked too) may run on them.
+
+    Raises:
+        ValueError: naming the transforms and what to do instead.
+    """
+
+    def image_transforms(transforms) -> list:
+        found = []
+        for transform in transforms or ():
+            if isinstance(transform, (list, tuple)):
+                found += image_transforms(transform)
+            elif not isinstance(transform, dict):
+                continue  # a built transform: not a config to read
+            elif transform.get('type') not in FEATURE_TRANSFORMS:
+                found.append(str(transform.get('type')))
+            else:
+                found += image_transforms(transform.get('transforms'))
+        return found
+
+    found = image_transforms(pipeline)
+    if found:
+        raise ValueError(
+            f'{name} gives cached feature maps (features=...), not images: '
+            f'its pipeline\'s {", ".join(dict.fromkeys(found))} cannot run '
+            'on them. A method that augments images (configs/demo/'
+            'lasd_cr.py) needs a domain of images (synthetic_shapes, or '
+            'the same domain without features).')
 
 
 def check_features(features: Optional[dict]) -> Optional[dict]:

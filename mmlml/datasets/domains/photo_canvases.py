@@ -28,7 +28,8 @@ from mmlml.utils.hyperparameters import (Choice, Flag, Integer, Real,
                                          RealTuple, Rule, check_settings)
 from ..partial.protocol import SEED, VAL_FRAC
 from .canvases import CanvasPools, free_box
-from .feature_maps import cached_feature_maps, check_features, file_digest
+from .feature_maps import (cached_feature_maps, check_feature_pipeline,
+                           check_features, file_digest)
 from .generated_multi_label_dataset import (IMAGE_SEED, SPLIT, SPLIT_STREAMS,
                                             GeneratedMultiLabelDataset)
 from .image_files import read_image
@@ -403,6 +404,8 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
             find_wallpapers(wallpapers_root)
             if self.backgrounds == 'wallpapers' else ())
         self.features = check_features(features)
+        if self.features is not None:
+            check_feature_pipeline(kwargs.get('pipeline'), type(self).__name__)
         super().__init__(
             split=self.split,
             num_samples=self.num_samples,
