@@ -18,9 +18,7 @@ def pytest_configure(config):
     second each in a test process holding torch and many datasets). (The
     yapf formatting of a config's text, two thirds of a tiny demo run's
     CPU, is done once per text in every process that imports mmlml:
-    ``mmlml.compat.patch_config_text_formatting``; the suite's processes,
-    and those they start, skip it: ``MMLML_CONFIG_TEXT=unformatted``.)"""
-    os.environ['MMLML_CONFIG_TEXT'] = 'unformatted'
+    ``mmlml.compat.patch_config_text_formatting``.)"""
     from mmengine.dataset import base_dataset
     base_dataset.gc = types.SimpleNamespace(collect=lambda *args: 0)
     _unique_runner_names()

@@ -49,7 +49,7 @@ that a Runner using such a component gets
   text with yapf each time it logs, dumps or checkpoints it (seconds each);
   each distinct text is formatted once per process, with the same result,
   or not at all where ``MMLML_CONFIG_TEXT=unformatted`` (the sweep's
-  training runs and the test suite).
+  training runs).
 
 :func:`applied_fixes` tells which repairs this process applied;
 ``tools/train.py`` and ``TrainingSetupCheckHook`` write
@@ -289,8 +289,7 @@ def patch_config_text_formatting() -> None:
     (:data:`CONFIG_TEXT_VARIABLE`) the text is not formatted at all: it is
     MMEngine's text before yapf, the same Python with longer lines. The
     benchmark sweep sets it for its training runs (a second or more of a
-    ten-second linear run, and nobody reads those folders' configs) and
-    the test suite for its processes.
+    ten-second linear run, and nobody reads those folders' configs).
     """
     if 'config_text_formatting' in _APPLIED:
         return

@@ -210,7 +210,7 @@ def test_config_text_is_formatted_once_with_the_same_result(monkeypatch):
     monkeypatch.setattr(config_module, 'FormatCode', counting)
     monkeypatch.delitem(stack_repairs._APPLIED, 'config_text_formatting')
     compat.patch_config_text_formatting()
-    monkeypatch.delenv('MMLML_CONFIG_TEXT', raising=False)  # the suite's
+    monkeypatch.delenv('MMLML_CONFIG_TEXT', raising=False)
     assert [cfg.pretty_text for _ in range(5)] == [stock] * 5
     assert len(calls) == 1
     cfg.seed = 8  # another text: formatted again
