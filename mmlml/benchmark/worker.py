@@ -25,6 +25,7 @@ Run a worker with ``python -m mmlml.benchmark.worker --storage S --study
 N`` (``tools/benchmark.py`` starts them: local processes or Slurm jobs).
 """
 import argparse
+import contextlib
 import json
 import os
 import os.path as osp
@@ -325,22 +326,70 @@ def work(storage: str,
     end soon; a long wait costs the storage little)."""
     sweep = Sweep(storage, study, trusted=trusted)
     name = name or f'{socket.gethostname()}:{os.getpid()}'
-    ran = 0
     current: Dict[str, Any] = {}
     progress = SweepProgress(sweep, name)
 
-    def lost(signum, frame):  # Slurm's preemption or a kill: queue again
-        if current:
-            sweep.finish(current['id'], 'fail', failure=LOST)
-            sweep.requeue(current['group'], current['attrs'])
-        raise SystemExit(128 + signum)
-
+    stop = _Stop()
+    previous = None
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, lost)
+        previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        return _run_until_done(sweep, name, current, stop, progress, poll,
+                               first_poll, heartbeat, grace, max_trials)
+    except BaseException:
+        # Stopped (SIGTERM, Ctrl-C) with a trial taken: its run is queued
+        # again. Here, not in the signal handler: the storage call that
+        # the signal interrupted has unwound and released its transaction
+        # (the handler's own writes would wait for it on a database).
+        if current and sweep.finish(current['id'], 'fail', failure=LOST):
+            sweep.requeue(current['group'], current['attrs'])
+        raise
+    finally:
+        if previous is not None:  # a worker called in a program's process
+            signal.signal(signal.SIGTERM, previous)
+
+
+class _Stop:
+    """The worker's SIGTERM handler (Slurm's preemption, a kill): it
+    raises ``SystemExit``, except while a trial is being taken
+    (:meth:`held`), where it waits until the worker knows which trial it
+    holds, so that a stopped worker always queues its run again."""
+
+    def __init__(self):
+        self.holding = False
+        self.pending: Optional[int] = None
+
+    def __call__(self, signum, frame):
+        if self.holding:
+            self.pending = signum
+        else:
+            raise SystemExit(128 + signum)
+
+    @contextlib.contextmanager
+    def held(self):
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
+        if self.pending is not None:
+            raise SystemExit(128 + self.pending)
+
+
+def _run_until_done(sweep: Sweep, name: str, current: dict, stop: _Stop,
+                    progress: SweepProgress, poll: float, first_poll: float,
+                    heartbeat: float, grace: float,
+                    max_trials: Optional[int]) -> dict:
+    """:func:`work`'s loop; ``current`` holds the trial being run."""
+    ran = 0
     wait = first_poll
     while max_trials is None or ran < max_trials:
         sweep.fail_stale(grace)
-        taken = sweep.pop(name)
+        with stop.held():
+            taken = sweep.pop(name)
+            if taken is not None:
+                group, trial_id, attrs = taken
+                current.update(id=trial_id, group=group, attrs=attrs)
         if taken is None:
             state = sweep.advance()
             if state['queued']:
@@ -351,8 +400,6 @@ def work(storage: str,
             wait *= 2
             continue
         wait = first_poll
-        group, trial_id, attrs = taken
-        current.update(id=trial_id, group=group, attrs=attrs)
         beat = _Heartbeat(sweep, trial_id, heartbeat)
         print(progress.trial_line(attrs['run']), file=sys.stderr, flush=True)
         watch = EpochWatch(
@@ -365,7 +412,7 @@ def work(storage: str,
         finally:
             watch.close()
             beat.close()
-            current.clear()
+        current.clear()
         ran += 1
         progress.ran += 1
         record = sweep.storage.get_trial(trial_id)

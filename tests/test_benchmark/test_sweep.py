@@ -151,6 +151,61 @@ def test_a_killed_worker_leaves_its_run_to_be_run_again(tmp_path):
     assert 'val mAP' not in lost.user_attrs  # nothing half-recorded
 
 
+def test_a_stopped_worker_queues_its_run_again_and_gives_back_sigterm(
+        tmp_path, monkeypatch):
+    """Ctrl-C or SIGTERM in a trial: the run is queued again once the
+    interrupted call has unwound (a storage write it was in the middle
+    of holds its transaction until then), and a worker called in a
+    program's process leaves that program's SIGTERM handler as it was."""
+    from mmlml.benchmark import worker
+    sweep = define(
+        tmp_path,
+        configs=(AN, ),
+        seeds=(0, ),
+        lrs=(0.1, ),
+        lr_bounds=(0.1, 0.1))
+
+    def stopped(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(worker, 'run_trial', stopped)
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt):
+        work(sweep.spec, 's', poll=0.2)
+    assert signal.getsignal(signal.SIGTERM) is before
+    trials = sweep.trials(sweep.groups()[0])
+    assert [t.state.name for t in trials] == ['FAIL', 'WAITING']
+    assert trials[0].user_attrs['failure'] == 'worker lost'
+    assert trials[1].user_attrs['run'] == trials[0].user_attrs['run']
+
+
+def test_a_sigterm_while_a_trial_is_taken_queues_its_run_again(
+        tmp_path, monkeypatch):
+    """SIGTERM arrives as the worker takes a trial (the moment a sweep
+    tool's stop or Slurm's preemption hits when the run has just been
+    marked running): it is held until the worker knows the trial, then
+    stops the worker, whose run is queued again."""
+    sweep = define(
+        tmp_path,
+        configs=(AN, ),
+        seeds=(0, ),
+        lrs=(0.1, ),
+        lr_bounds=(0.1, 0.1))
+    pop = Sweep.pop
+
+    def pop_and_stop(self, *args):
+        taken = pop(self, *args)
+        if taken is not None:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return taken
+
+    monkeypatch.setattr(Sweep, 'pop', pop_and_stop)
+    with pytest.raises(SystemExit) as stopped:
+        work(sweep.spec, 's', poll=0.2)
+    assert stopped.value.code == 128 + signal.SIGTERM
+    assert list(states(sweep)) == ['FAIL', 'WAITING']
+
+
 @pytest.mark.slow
 def test_the_slurm_path_through_submitits_local_executor(tmp_path):
     pytest.importorskip('submitit')
