@@ -36,9 +36,10 @@ from typing import Dict, Iterator, List, NamedTuple, Optional
 
 from mmengine.config import Config
 
+from ..models.losses.stock_losses import STOCK_SIGMOID_LOSSES
 from .optuna_storage import open_storage, storage_path
 from .search import Plan, SearchRules, key_hyperparameter, plan, point_name
-from .settings import REPO_ROOT, abs_path, dataset_modes
+from .settings import REPO_ROOT, SETTINGS, abs_path, dataset_modes
 from .stored_definition import SweepError, check_definition, config_digest
 
 __all__ = [
@@ -257,7 +258,21 @@ class Sweep:
             Group(mode, setting, config, firsts.get(config))
             for mode in definition['modes']
             for setting in definition['settings'] for config in configs
+            if self.trains_in(config, setting)
         ]
+
+    def trains_in(self, config: str, setting: str) -> bool:
+        """Whether ``config`` can train in ``setting``. MMPretrain's stock
+        sigmoid losses cannot read observed negatives (-1), which the full
+        labels are made of (PartialLabelDataset ``mode='full'``): a config
+        training with one on labels the setting imposes is left out of
+        the full setting (AN on all labels is ``full_labels.py``, with
+        ``ANLoss``). A config on a label file (a second stage) keeps its
+        file there."""
+        if SETTINGS[setting].get('mode') != 'full':
+            return True
+        facts = self.config_facts(Group('', setting, config, None))
+        return not facts['stock_loss'] or facts['train_mode'] == 'file'
 
     def replay_groups(self) -> List[Group]:
         """The groups whose tuning is replayed without pruning: the first
@@ -312,16 +327,21 @@ class Sweep:
         return self._studies[name]
 
     def config_facts(self, group: Group) -> dict:
-        """The config's own epochs and learning rate and its key
-        hyperparameter, with the sweep's overrides."""
+        """The config's own epochs and learning rate, its key
+        hyperparameter, whether its loss is one of MMPretrain's stock
+        sigmoid losses and its training labels' mode, with the sweep's
+        overrides."""
         key = (group.config, )
         if key not in self._configs:
             cfg = Config.fromfile(abs_path(group.config))
             cfg.merge_from_dict(self.definition.get('cfg_options') or {})
+            loss = cfg.model.get('head', {}).get('loss') or {}
             self._configs[key] = dict(
                 epochs=cfg.train_cfg.max_epochs,
                 lr=cfg.optim_wrapper.optimizer.lr,
-                hyperparameter=key_hyperparameter(cfg, group.config))
+                hyperparameter=key_hyperparameter(cfg, group.config),
+                stock_loss=loss.get('type') in STOCK_SIGMOID_LOSSES,
+                train_mode=cfg.train_dataloader.dataset.get('mode'))
         return self._configs[key]
 
     def trials(self, group: Group, states=None) -> list:

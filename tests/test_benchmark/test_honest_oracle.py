@@ -7,7 +7,7 @@ import json
 
 import pytest
 from test_search import row
-from test_sweep import AN, FAKE
+from test_sweep import AN, FAKE, FULL
 
 from mmlml.benchmark.oracle import best_on_validation, gap_ends
 from mmlml.benchmark.paper_claims import claims_markdown
@@ -132,12 +132,14 @@ def test_a_sweep_with_the_full_setting_and_labels_per_seed(
         tmp_path, monkeypatch):
     """End to end on the stand-in trainer: the seeds train on their own
     labels, the record says so, and its tables end the gap at the honest
-    oracle."""
+    oracle. ``an.py``'s stock CrossEntropyLoss cannot read the full
+    labels' observed negatives: it is left out of the full setting, where
+    ``full_labels.py`` (ANLoss) is AN on all labels."""
     monkeypatch.setenv('MMLML_SWEEP_TRAINER', FAKE)
     sweep = Sweep(str(tmp_path / 'sweep.db'), 's', must_exist=False)
     definition = dict(
         name='s',
-        configs=[AN],
+        configs=[AN, FULL],
         settings=['single_positive', 'full'],
         modes=['finetune'],
         rules=SearchRules(
@@ -153,6 +155,10 @@ def test_a_sweep_with_the_full_setting_and_labels_per_seed(
         gpus_per_trial=1,
         label_seed_per_seed=True)
     sweep.define(definition)
+    assert [(g.setting, g.name) for g in sweep.groups()] == [
+        ('single_positive', 'an'), ('single_positive', 'full_labels'),
+        ('full', 'full_labels')
+    ]
     with pytest.raises(SweepError, match='label_seed_per_seed'):
         Sweep(str(tmp_path / 'sweep.db'),
               's').define(dict(definition, label_seed_per_seed=False))
@@ -164,7 +170,8 @@ def test_a_sweep_with_the_full_setting_and_labels_per_seed(
     assert [run['label seed'] for run in runs] == [1200, 1201]
     tables = report(data['results'], report_args(data))
     assert '(2 seeds, labels drawn per seed, tuned on validation)' in tables
-    assert 'an → honest oracle an gap closed' in tables
+    assert set(data['results']['finetune']['full']) == {'full_labels'}
+    assert 'an → honest oracle full_labels gap closed' in tables
 
 
 def test_a_photo_record_states_its_domain(monkeypatch, tmp_path):
