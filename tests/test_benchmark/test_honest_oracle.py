@@ -155,10 +155,10 @@ def test_a_sweep_with_the_full_setting_and_labels_per_seed(
         gpus_per_trial=1,
         label_seed_per_seed=True)
     sweep.define(definition)
-    assert [(g.setting, g.name) for g in sweep.groups()] == [
-        ('single_positive', 'an'), ('single_positive', 'full_labels'),
-        ('full', 'full_labels')
-    ]
+    assert [(g.setting, g.name)
+            for g in sweep.groups()] == [('single_positive', 'an'),
+                                         ('single_positive', 'full_labels'),
+                                         ('full', 'full_labels')]
     with pytest.raises(SweepError, match='label_seed_per_seed'):
         Sweep(str(tmp_path / 'sweep.db'),
               's').define(dict(definition, label_seed_per_seed=False))

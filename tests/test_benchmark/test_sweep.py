@@ -73,6 +73,16 @@ def define(tmp_path,
     return sweep
 
 
+def define_one_run(tmp_path):
+    """A sweep of one run: AN, seed 0, learning rate 0.1."""
+    return define(
+        tmp_path,
+        configs=(AN, ),
+        seeds=(0, ),
+        lrs=(0.1, ),
+        lr_bounds=(0.1, 0.1))
+
+
 def states(sweep):
     found = {}
     for group in sweep.groups():
@@ -121,12 +131,7 @@ def test_two_local_workers_finish_a_sweep_and_the_export_makes_the_tables(
 
 
 def test_a_killed_worker_leaves_its_run_to_be_run_again(tmp_path):
-    sweep = define(
-        tmp_path,
-        configs=(AN, ),
-        seeds=(0, ),
-        lrs=(0.1, ),
-        lr_bounds=(0.1, 0.1))
+    sweep = define_one_run(tmp_path)
     env = dict(os.environ, FAKE_EPOCH_SECONDS='1')
     worker = subprocess.Popen([
         sys.executable, '-m', 'mmlml.benchmark.worker', '--storage',
@@ -158,12 +163,7 @@ def test_a_stopped_worker_queues_its_run_again_and_gives_back_sigterm(
     of holds its transaction until then), and a worker called in a
     program's process leaves that program's SIGTERM handler as it was."""
     from mmlml.benchmark import worker
-    sweep = define(
-        tmp_path,
-        configs=(AN, ),
-        seeds=(0, ),
-        lrs=(0.1, ),
-        lr_bounds=(0.1, 0.1))
+    sweep = define_one_run(tmp_path)
 
     def stopped(*args):
         raise KeyboardInterrupt
@@ -185,12 +185,7 @@ def test_a_sigterm_while_a_trial_is_taken_queues_its_run_again(
     tool's stop or Slurm's preemption hits when the run has just been
     marked running): it is held until the worker knows the trial, then
     stops the worker, whose run is queued again."""
-    sweep = define(
-        tmp_path,
-        configs=(AN, ),
-        seeds=(0, ),
-        lrs=(0.1, ),
-        lr_bounds=(0.1, 0.1))
+    sweep = define_one_run(tmp_path)
     pop = Sweep.pop
 
     def pop_and_stop(self, *args):
@@ -407,12 +402,7 @@ def test_a_run_queued_twice_runs_once_even_from_a_stale_list(tmp_path):
 
 def test_a_failed_run_stops_its_config_until_it_is_retried(
         tmp_path, monkeypatch):
-    sweep = define(
-        tmp_path,
-        configs=(AN, ),
-        seeds=(0, ),
-        lrs=(0.1, ),
-        lr_bounds=(0.1, 0.1))
+    sweep = define_one_run(tmp_path)
     monkeypatch.setenv('FAKE_FAIL', '1')
     result = work(sweep.spec, 's', poll=0.2)
     assert result['trials'] == 1 and len(result['errors']) == 1
