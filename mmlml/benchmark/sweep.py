@@ -36,7 +36,7 @@ from typing import Dict, Iterator, List, NamedTuple, Optional
 
 from mmengine.config import Config
 
-from ..models.losses.stock_losses import STOCK_SIGMOID_LOSSES
+from ..models.losses.stock_losses import stock_loss_in_config
 from .optuna_storage import open_storage, storage_path
 from .search import Plan, SearchRules, key_hyperparameter, plan, point_name
 from .settings import REPO_ROOT, SETTINGS, abs_path, dataset_modes
@@ -265,10 +265,10 @@ class Sweep:
         """Whether ``config`` can train in ``setting``. MMPretrain's stock
         sigmoid losses cannot read observed negatives (-1), which the full
         labels are made of (PartialLabelDataset ``mode='full'``): a config
-        training with one on labels the setting imposes is left out of
-        the full setting (AN on all labels is ``full_labels.py``, with
-        ``ANLoss``). A config on a label file (a second stage) keeps its
-        file there."""
+        training with one (alone or in a ``LossSum``) on labels the
+        setting imposes is left out of the full setting (AN on all labels
+        is ``full_labels.py``, with ``ANLoss``). A config on a label file
+        (a second stage) keeps its file there."""
         if SETTINGS[setting].get('mode') != 'full':
             return True
         facts = self.config_facts(Group('', setting, config, None))
@@ -335,12 +335,12 @@ class Sweep:
         if key not in self._configs:
             cfg = Config.fromfile(abs_path(group.config))
             cfg.merge_from_dict(self.definition.get('cfg_options') or {})
-            loss = cfg.model.get('head', {}).get('loss') or {}
             self._configs[key] = dict(
                 epochs=cfg.train_cfg.max_epochs,
                 lr=cfg.optim_wrapper.optimizer.lr,
                 hyperparameter=key_hyperparameter(cfg, group.config),
-                stock_loss=loss.get('type') in STOCK_SIGMOID_LOSSES,
+                stock_loss=stock_loss_in_config(
+                    cfg.model.get('head', {}).get('loss')) is not None,
                 train_mode=cfg.train_dataloader.dataset.get('mode'))
         return self._configs[key]
 

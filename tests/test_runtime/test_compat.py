@@ -395,6 +395,30 @@ def test_stock_loss_target_check(cfg, replacement):
         check_stock_loss_target(loss, target)
 
 
+def test_a_stock_loss_in_a_loss_sum_is_checked():
+    """A stock loss added to a regulariser (``LossSum``, as the demo's
+    high_rank.py does) gets the same targets and is refused the same way;
+    the error says to replace that member, not the whole sum."""
+    from mmlml.models.losses.stock_losses import stock_loss_in_config
+    cfg = dict(
+        type='LossSum',
+        losses=[
+            dict(type='HighRankRegularizer', loss_weight=1e-3),
+            dict(type='CrossEntropyLoss', use_sigmoid=True)
+        ])
+    assert stock_loss_in_config(cfg) == 'CrossEntropyLoss'
+    loss = MODELS.build(cfg)
+    assert stock_loss_name(loss) == 'CrossEntropyLoss'
+    with pytest.raises(ValueError) as info:
+        check_stock_loss_target(loss, OBSERVED)
+    assert ("the LossSum member dict(type='CrossEntropyLoss', ...) replaced "
+            "by dict(type='ANLoss')") in str(info.value)
+    check_stock_loss_target(loss, (OBSERVED == 1).float())
+    cfg['losses'][1] = dict(type='ANLoss')
+    assert stock_loss_in_config(cfg) is None
+    assert stock_loss_name(MODELS.build(cfg)) is None
+
+
 def test_mmlml_and_other_losses_are_not_checked():
     """mmlml's losses read -1; LabelSmoothLoss (multi_label) smooths every
     non-positive target, -1 included, to eps: neither is refused."""

@@ -19,8 +19,8 @@ import torch
 from mmpretrain.models import losses as stock
 
 __all__ = [
-    'STOCK_SIGMOID_LOSSES', 'stock_loss_name', 'check_stock_loss_target',
-    'stock_loss_error'
+    'STOCK_SIGMOID_LOSSES', 'stock_loss_name', 'stock_loss_in_config',
+    'check_stock_loss_target', 'stock_loss_error'
 ]
 
 #: MMPretrain's losses that take sigmoid multi-label targets in [0, 1]:
@@ -35,17 +35,37 @@ STOCK_SIGMOID_LOSSES = {
 
 def stock_loss_name(loss: object) -> Optional[str]:
     """The name of ``loss``'s class if it is one of
-    :data:`STOCK_SIGMOID_LOSSES` (exactly, not a subclass), else None."""
+    :data:`STOCK_SIGMOID_LOSSES` (exactly, not a subclass), or of the
+    first such member of a sum of losses (:class:`~.loss_sum.LossSum`,
+    whose members all get the same targets); else None."""
+    members = getattr(loss, 'losses', None)
+    if isinstance(members, torch.nn.ModuleList):
+        return next(
+            (n for n in map(stock_loss_name, members) if n is not None), None)
     for name in STOCK_SIGMOID_LOSSES:
         if type(loss) is getattr(stock, name, None):
             return name
     return None
 
 
-def stock_loss_error(name: str, values) -> ValueError:
+def stock_loss_in_config(loss: Optional[dict]) -> Optional[str]:
+    """:func:`stock_loss_name` of a loss config (a head's ``loss``), read
+    without building it."""
+    loss = loss or {}
+    if loss.get('type') == 'LossSum':
+        return next((n for n in map(stock_loss_in_config, loss['losses'])
+                     if n is not None), None)
+    return loss.get('type') if loss.get('type') in STOCK_SIGMOID_LOSSES \
+        else None
+
+
+def stock_loss_error(name: str, values, in_sum: bool = False) -> ValueError:
     """The error for MMPretrain's loss ``name`` fed the negative target
-    ``values``."""
+    ``values`` (``in_sum``: as a member of a ``LossSum``)."""
     replacement, kind = STOCK_SIGMOID_LOSSES[name]
+    fix = (f"the LossSum member dict(type='{name}', ...) replaced by "
+           f"dict(type='{replacement}')" if in_sum else
+           f"model.head.loss=dict(_delete_=True, type='{replacement}')")
     return ValueError(
         f"MMPretrain's {name} got training targets with negative entries "
         f"{list(values)}: these are mmlml's observed negatives (-1), e.g. "
@@ -56,8 +76,8 @@ def stock_loss_error(name: str, values) -> ValueError:
         'CrossEntropyLoss and FocalLoss) and the model trains silently '
         'wrong. Use an mmlml loss, which reads the training encoding (1 '
         'observed positive, 0 unknown, -1 observed negative): '
-        f"model.head.loss=dict(_delete_=True, type='{replacement}') is the "
-        f'same {kind} with -1 read as a negative (unknown labels count as '
+        f'{fix} is the same {kind} with -1 read as a negative (unknown '
+        'labels count as '
         'negatives, as in the stock loss); '
         'mmlml.models.losses.LOSS_CATALOG lists the other mmlml losses.')
 
@@ -87,4 +107,7 @@ def check_stock_loss_target(loss: object, target) -> None:
     target = np.asarray(target)
     negative = target[target < 0]
     if negative.size:
-        raise stock_loss_error(name, np.unique(negative)[:5].tolist())
+        raise stock_loss_error(
+            name,
+            np.unique(negative)[:5].tolist(),
+            in_sum=type(loss) is not getattr(stock, name))
