@@ -323,7 +323,9 @@ def work(storage: str,
     command starting this worker named (:class:`~.sweep.Sweep`). A worker
     with nothing to run looks again after ``first_poll`` seconds, then
     twice as long each time up to ``poll`` (short runs of other workers
-    end soon; a long wait costs the storage little)."""
+    end soon; a long wait costs the storage little). Stopped (SIGTERM,
+    Ctrl-C), it fails the trial it runs as lost and queues the run again,
+    then stops."""
     sweep = Sweep(storage, study, trusted=trusted)
     name = name or f'{socket.gethostname()}:{os.getpid()}'
     current: Dict[str, Any] = {}
