@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import os.path as osp
+import time
 
 __all__ = [
     'JOURNAL_SUFFIXES', 'StorageError', 'check_storage_file', 'open_storage',
@@ -82,6 +83,10 @@ def check_storage_file(spec: str, path: str) -> None:
                f'{", ".join(sorted(tables)) or "none"})')
 
 
+#: Times a storage is opened while another process creates its tables.
+SCHEMA_ATTEMPTS = 4
+
+
 def open_storage(spec: str, must_exist: bool = False):
     """The Optuna storage that ``spec`` names (see the module docstring).
 
@@ -116,7 +121,17 @@ def open_storage(spec: str, must_exist: bool = False):
         url = spec if '://' in spec else f'sqlite:///{path}'
         kwargs = {'connect_args': {'timeout': 120}} \
             if url.startswith('sqlite') else {}
-        return RDBStorage(url, engine_kwargs=kwargs)
+        for attempt in range(SCHEMA_ATTEMPTS):
+            try:
+                return RDBStorage(url, engine_kwargs=kwargs)
+            except Exception as error:
+                # Another process is creating this new storage's tables at
+                # this moment (a tool and a --join, or a reader): they
+                # exist once it is done.
+                if 'already exists' not in str(error) or \
+                        attempt == SCHEMA_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.5)
     except Exception as error:  # any failure: one line that names it
         first = str(error).strip().splitlines()[0] if str(error) else ''
         raise StorageError(

@@ -157,6 +157,30 @@ def test_in_memory_storages_are_refused(spec):
         open_storage(spec)
 
 
+def test_a_storage_whose_tables_another_process_creates_opens(
+        tmp_path, monkeypatch):
+    """Two processes opening a new storage at once (a tool creating it, a
+    --join or a reader): the second fails on a table the first has just
+    created, and opens it once the first is done."""
+    import optuna
+
+    from mmlml.benchmark import optuna_storage
+    calls = []
+    real = optuna.storages.RDBStorage
+
+    def racing(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError('(sqlite3.OperationalError) table '
+                               'trial_heartbeats already exists')
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(optuna.storages, 'RDBStorage', racing)
+    monkeypatch.setattr(optuna_storage.time, 'sleep', lambda s: None)
+    assert optuna_storage.open_storage(str(tmp_path / 's.db')) is not None
+    assert len(calls) == 2
+
+
 def _foreign_db(path):
     import sqlite3
     with sqlite3.connect(str(path)) as db:
