@@ -170,6 +170,7 @@ def export(sweep: Sweep, storage: str, reports: dict) -> dict:
     to_end = sum(t['minutes'] * t['epochs'] / max(t['epochs trained'], 1)
                  for t in pruned)
     statistics = domain_statistics(definition)
+    left_out = sweep.left_out()
     return dict(
         command=reproducer(definition, storage, reports),
         sweep={
@@ -186,6 +187,9 @@ def export(sweep: Sweep, storage: str, reports: dict) -> dict:
         **({
             'domain_statistics': statistics
         } if statistics is not None else {}),
+        **({
+            'left_out': left_out
+        } if left_out else {}),
         training_minutes=sum(t.get('minutes', 0) for t in trials),
         pruning=dict(
             trials=len(pruned),

@@ -11,7 +11,7 @@ from .oracle import gap_ends
 from .paper_claims import claims_markdown
 from .results import markdown_table
 from .search import SearchRules, tuned_table
-from .settings import DEFAULT_DOMAIN, SETTING_TITLES
+from .settings import DEFAULT_DOMAIN, LEFT_OUT_REASON, SETTING_TITLES
 
 __all__ = ['report_args', 'report', 'plot', 'write_reports', 'claims_report']
 
@@ -35,6 +35,7 @@ def report_args(data: dict, **outputs) -> types.SimpleNamespace:
         oracle=sweep.get('oracle', 'full_labels'),
         domain=sweep.get('domain'),
         statistics=data.get('domain_statistics'),
+        left_out=data.get('left_out', {}),
         labels_per_seed=bool(data.get('label_seed_per_training_seed')),
         trials=data.get('trials', []),
         out=files.get('out'),
@@ -98,8 +99,13 @@ def report(results: dict, args) -> str:
                 ends = gap_ends(
                     results.get(mode, {}), setting, args.baseline, args.oracle)
                 parts.append(table(ordered, ends=ends) + '\n')
+            left = getattr(args, 'left_out', {}).get(setting, [])
+            if left:
+                parts.append('Left out: ' + ', '.join(f'`{name}`'
+                                                      for name in left) +
+                             f' ({LEFT_OUT_REASON}).\n')
             missing = ', '.join(f'`{name}`' for name in names
-                                if name not in rows)
+                                if name not in rows and name not in left)
             if missing:
                 parts.append(f'Not run yet: {missing}.\n')
     if args.statistics:

@@ -261,6 +261,17 @@ class Sweep:
             if self.trains_in(config, setting)
         ]
 
+    def left_out(self) -> Dict[str, List[str]]:
+        """The configs (by name) each setting leaves out
+        (:meth:`trains_in`); only the settings that leave some out."""
+        left: Dict[str, List[str]] = {}
+        for setting in self.definition['settings']:
+            for config in self.definition['configs']:
+                if not self.trains_in(config, setting):
+                    left.setdefault(setting, []).append(
+                        osp.splitext(osp.basename(config))[0])
+        return left
+
     def trains_in(self, config: str, setting: str) -> bool:
         """Whether ``config`` can train in ``setting``. MMPretrain's stock
         sigmoid losses cannot read observed negatives (-1), which the full

@@ -176,7 +176,10 @@ def test_a_sweep_with_the_full_setting_and_labels_per_seed(
     tables = report(data['results'], report_args(data))
     assert '(2 seeds, labels drawn per seed, tuned on validation)' in tables
     assert set(data['results']['finetune']['full']) == {'full_labels'}
+    assert data['left_out'] == {'full': ['an']}
     assert 'an → honest oracle full_labels gap closed' in tables
+    assert "Left out: `an` (MMPretrain's stock sigmoid loss" in tables
+    assert 'Not run yet' not in tables
 
 
 def test_a_photo_record_states_its_domain(monkeypatch, tmp_path):
