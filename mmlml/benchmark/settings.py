@@ -41,9 +41,10 @@ SETTINGS: Dict[str, Dict[str, Any]] = {
 
 #: Why a sweep leaves a config out of the full setting
 #: (:meth:`~mmlml.benchmark.sweep.Sweep.trains_in`).
-LEFT_OUT_REASON = ("MMPretrain's stock sigmoid loss (alone or in a LossSum) "
-                   'cannot read the observed negatives (-1) of all labels; '
-                   'AN on all labels is `full_labels`')
+LEFT_OUT_REASON = ("MMPretrain's stock sigmoid loss (alone or in a "
+                   'LossSum, or in the first stage) cannot read the '
+                   'observed negatives (-1) of all labels; AN on all '
+                   'labels is `full_labels`')
 
 #: The settings that put the demo data in a partial-label setting (the
 #: benchmark's choices).

@@ -278,12 +278,15 @@ class Sweep:
         labels are made of (PartialLabelDataset ``mode='full'``): a config
         training with one (alone or in a ``LossSum``) on labels the
         setting imposes is left out of the full setting (AN on all labels
-        is ``full_labels.py``, with ``ANLoss``). A config on a label file
-        (a second stage) keeps its file there."""
+        is ``full_labels.py``, with ``ANLoss``), and so is a second stage
+        whose first stage is (its label file is made by that stage)."""
         if SETTINGS[setting].get('mode') != 'full':
             return True
-        facts = self.config_facts(Group('', setting, config, None))
-        return not facts['stock_loss'] or facts['train_mode'] == 'file'
+        facts = self._config_facts(config)
+        if facts['stock_loss'] and facts['train_mode'] != 'file':
+            return False
+        first = facts['first_stage']
+        return first is None or self.trains_in(first, setting)
 
     def replay_groups(self) -> List[Group]:
         """The groups whose tuning is replayed without pruning: the first
@@ -342,17 +345,24 @@ class Sweep:
         hyperparameter, whether its loss is one of MMPretrain's stock
         sigmoid losses and its training labels' mode, with the sweep's
         overrides."""
-        key = (group.config, )
+        return self._config_facts(group.config)
+
+    def _config_facts(self, config: str) -> dict:
+        """:meth:`config_facts` of a config (a path of the checkout), and
+        its first stage's (None for a one-stage method)."""
+        key = (config, )
         if key not in self._configs:
-            cfg = Config.fromfile(abs_path(group.config))
+            cfg = Config.fromfile(abs_path(config))
             cfg.merge_from_dict(self.definition.get('cfg_options') or {})
+            first = dataset_modes(abs_path(config), 'own')[2]
             self._configs[key] = dict(
                 epochs=cfg.train_cfg.max_epochs,
                 lr=cfg.optim_wrapper.optimizer.lr,
-                hyperparameter=key_hyperparameter(cfg, group.config),
+                hyperparameter=key_hyperparameter(cfg, config),
                 stock_loss=stock_loss_in_config(
                     cfg.model.get('head', {}).get('loss')) is not None,
-                train_mode=cfg.train_dataloader.dataset.get('mode'))
+                train_mode=cfg.train_dataloader.dataset.get('mode'),
+                first_stage=first and repo_path(first['config']))
         return self._configs[key]
 
     def trials(self, group: Group, states=None) -> list:

@@ -159,11 +159,14 @@ def test_a_sweep_with_the_full_setting_and_labels_per_seed(
             for g in sweep.groups()] == [('single_positive', 'an'),
                                          ('single_positive', 'full_labels'),
                                          ('full', 'full_labels')]
-    # A stock loss in a LossSum (high_rank.py) too; a second stage on its
-    # label file (pseudo_label.py) keeps its file in the full setting.
+    # A stock loss in a LossSum (high_rank.py) too, and a second stage of
+    # an.py (its label file, even read by a stock loss, is made by an.py);
+    # a second stage of a first stage that trains (vlpl_em.py) stays.
     assert not sweep.trains_in('configs/demo/high_rank.py', 'full')
     assert sweep.trains_in('configs/demo/high_rank.py', 'r0.5')
-    assert sweep.trains_in('configs/demo/pseudo_label.py', 'full')
+    for second in ('pseudo_label.py', 'vlpl.py', 'gpr.py'):
+        assert not sweep.trains_in(f'configs/demo/{second}', 'full')
+    assert sweep.trains_in('configs/demo/vlpl_em.py', 'full')
     with pytest.raises(SweepError, match='label_seed_per_seed'):
         Sweep(str(tmp_path / 'sweep.db'),
               's').define(dict(definition, label_seed_per_seed=False))

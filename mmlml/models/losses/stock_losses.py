@@ -18,6 +18,8 @@ import numpy as np
 import torch
 from mmpretrain.models import losses as stock
 
+from .loss_sum import LossSum
+
 __all__ = [
     'STOCK_SIGMOID_LOSSES', 'stock_loss_name', 'stock_loss_in_config',
     'check_stock_loss_target', 'stock_loss_error'
@@ -38,10 +40,10 @@ def stock_loss_name(loss: object) -> Optional[str]:
     :data:`STOCK_SIGMOID_LOSSES` (exactly, not a subclass), or of the
     first such member of a sum of losses (:class:`~.loss_sum.LossSum`,
     whose members all get the same targets); else None."""
-    members = getattr(loss, 'losses', None)
-    if isinstance(members, torch.nn.ModuleList):
+    if isinstance(loss, LossSum):
         return next(
-            (n for n in map(stock_loss_name, members) if n is not None), None)
+            (n for n in map(stock_loss_name, loss.losses) if n is not None),
+            None)
     for name in STOCK_SIGMOID_LOSSES:
         if type(loss) is getattr(stock, name, None):
             return name
