@@ -259,53 +259,15 @@ REPAIRED = [
 ]
 
 
-def test_import_leaves_upstream_objects_alone():
-    """In a fresh interpreter: the objects of :data:`UNTOUCHED` are the same
-    before and after ``import mmlml``, and only those of :data:`REPAIRED`
-    change; the stock metric and losses keep their upstream behaviour."""
-    script = textwrap.dedent(f"""
-        import functools, importlib
-        import torch
-
-        def get(module, path):
-            obj = importlib.import_module(module)
-            for name in path.split('.'):
-                obj = getattr(obj, name)
-            return obj
-
-        before = {{(m, p): get(m, p) for m, p in {UNTOUCHED + REPAIRED!r}}}
-        import mmlml  # noqa
-        changed = sorted(p for (m, p), obj in before.items()
-                         if get(m, p) is not obj)
-        print('changed', changed)
-
-        from mmpretrain.models import build_loss
-        bce = build_loss(dict(type='CrossEntropyLoss', use_sigmoid=True))
-        x = torch.zeros(1, 2)
-        print('stock bce on -1:', float(bce(x, torch.tensor([[1., -1.]]))))
-        from mmpretrain.evaluation import AveragePrecision
-        try:
-            AveragePrecision.calculate(torch.rand(2, 2),
-                                       torch.tensor([[1, -1], [0, -1]]))
-        except IndexError:
-            print('stock AP raises IndexError')
-        """)
-    out = subprocess.run([sys.executable, '-c', script],
-                         capture_output=True,
-                         text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    repaired = sorted(path for _, path in REPAIRED)
-    assert f'changed {repaired}' in out.stdout
-    assert 'stock bce on -1: 0.69' in out.stdout  # upstream value
-    assert 'stock AP raises IndexError' in out.stdout
-
-
-def test_upstream_still_needs_the_repairs(tmp_path):
-    """Each repair is still needed by the installed upstream code, checked
-    without mmlml imported: when one of these fails, upstream has fixed it
-    and the repair can go."""
-    checkpoint = tmp_path / 'ckpt.pth'
+@pytest.fixture(scope='module')
+def fresh_import(tmp_path_factory):
+    """What one fresh interpreter prints: first the upstream facts that
+    each repair answers, without mmlml imported
+    (:func:`test_upstream_still_needs_the_repairs`), then which upstream
+    objects ``import mmlml`` changes
+    (:func:`test_import_leaves_upstream_objects_alone`). One interpreter
+    for both: a start costs seconds."""
+    checkpoint = tmp_path_factory.mktemp('fresh_import') / 'ckpt.pth'
     torch.save({'buffer': HistoryBuffer([1.0], [1])}, checkpoint)
     script = textwrap.dedent(f"""
         import inspect, sys
@@ -348,19 +310,62 @@ def test_upstream_still_needs_the_repairs(tmp_path):
         from mmengine.runner import Runner
         print('gpu number:', "['GPU number'] = self._world_size" in
               inspect.getsource(Runner._log_env))
+        """) + textwrap.dedent(f"""
+        import functools, importlib
+        import torch
+
+        def get(module, path):
+            obj = importlib.import_module(module)
+            for name in path.split('.'):
+                obj = getattr(obj, name)
+            return obj
+
+        before = {{(m, p): get(m, p) for m, p in {UNTOUCHED + REPAIRED!r}}}
+        import mmlml  # noqa
+        changed = sorted(p for (m, p), obj in before.items()
+                         if get(m, p) is not obj)
+        print('changed', changed)
+
+        from mmpretrain.models import build_loss
+        bce = build_loss(dict(type='CrossEntropyLoss', use_sigmoid=True))
+        x = torch.zeros(1, 2)
+        print('stock bce on -1:', float(bce(x, torch.tensor([[1., -1.]]))))
+        from mmpretrain.evaluation import AveragePrecision
+        try:
+            AveragePrecision.calculate(torch.rand(2, 2),
+                                       torch.tensor([[1, -1], [0, -1]]))
+        except IndexError:
+            print('stock AP raises IndexError')
         """)
     out = subprocess.run([sys.executable, '-c', script],
                          capture_output=True,
                          text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert 'torch.load: refuses' in out.stdout
-    assert 'hub loader: True' in out.stdout
-    assert 'pkg_resources: True' in out.stdout
-    assert 'slurm set_device: True' in out.stdout
-    assert 'set_device: True' in out.stdout
-    assert 'lr graphs: 3' in out.stdout
-    assert 'gpu number: True' in out.stdout
+    return out.stdout
+
+
+def test_upstream_still_needs_the_repairs(fresh_import):
+    """Each repair is still needed by the installed upstream code, checked
+    without mmlml imported: when one of these fails, upstream has fixed it
+    and the repair can go."""
+    assert 'torch.load: refuses' in fresh_import
+    assert 'hub loader: True' in fresh_import
+    assert 'pkg_resources: True' in fresh_import
+    assert 'slurm set_device: True' in fresh_import
+    assert 'set_device: True' in fresh_import
+    assert 'lr graphs: 3' in fresh_import
+    assert 'gpu number: True' in fresh_import
+
+
+def test_import_leaves_upstream_objects_alone(fresh_import):
+    """In a fresh interpreter: the objects of :data:`UNTOUCHED` are the same
+    before and after ``import mmlml``, and only those of :data:`REPAIRED`
+    change; the stock metric and losses keep their upstream behaviour."""
+    repaired = sorted(path for _, path in REPAIRED)
+    assert f'changed {repaired}' in fresh_import
+    assert 'stock bce on -1: 0.69' in fresh_import  # upstream value
+    assert 'stock AP raises IndexError' in fresh_import
 
 
 # ------------------------------------- stock losses fed mmlml's -1 targets

@@ -4,6 +4,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 CONFIG = """
 custom_imports = dict(imports=['mmlml'], allow_failed_imports=False)
 default_scope = 'mmpretrain'
@@ -18,17 +20,29 @@ metric = dict(type='MultiLabelF1Metric')
 """
 
 
-def test_config_builds_through_mmpretrain_registries(tmp_path):
-    cfg = tmp_path / 'cfg.py'
+@pytest.fixture(scope='module')
+def fresh_builds(tmp_path_factory):
+    """What one fresh interpreter prints when it builds a loss from a config
+    without ``custom_imports``, then mmlml components from the same config
+    with them (one interpreter for both tests: a start costs seconds)."""
+    folder = tmp_path_factory.mktemp('registry')
+    cfg, unused = folder / 'cfg.py', folder / 'unused.py'
     cfg.write_text(CONFIG)
+    unused.write_text(CONFIG.replace('custom_imports', '_unused'))
     script = textwrap.dedent(f"""
         import sys
         from mmengine.config import Config
         from mmengine.registry import DefaultScope
+        cfg = Config.fromfile({str(unused)!r})
+        DefaultScope.get_instance('test', scope_name='mmpretrain')
+        from mmpretrain.registry import DATASETS, HOOKS, METRICS, MODELS
+        try:
+            MODELS.build(cfg.loss)
+        except KeyError as e:
+            print('KeyError')
         cfg = Config.fromfile({str(cfg)!r})  # runs custom_imports
         assert 'mmlml' in sys.modules
-        DefaultScope.get_instance('test', scope_name=cfg.default_scope)
-        from mmpretrain.registry import DATASETS, HOOKS, METRICS, MODELS
+        DefaultScope.get_instance('test2', scope_name=cfg.default_scope)
         print('built', type(MODELS.build(cfg.loss)).__name__)
         print('built', type(MODELS.build(cfg.baseline)).__name__)
         print('built', type(DATASETS.build(cfg.dataset)).__name__)
@@ -40,8 +54,12 @@ def test_config_builds_through_mmpretrain_registries(tmp_path):
                          text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout
+
+
+def test_config_builds_through_mmpretrain_registries(fresh_builds):
     built = [
-        line.split()[1] for line in out.stdout.splitlines()
+        line.split()[1] for line in fresh_builds.splitlines()
         if line.startswith('built ')
     ]
     assert built == [
@@ -50,24 +68,7 @@ def test_config_builds_through_mmpretrain_registries(tmp_path):
     ]
 
 
-def test_without_custom_imports_mmlml_types_are_unknown(tmp_path):
+def test_without_custom_imports_mmlml_types_are_unknown(fresh_builds):
     """The failure custom_imports prevents (guards against the test above
     passing for the wrong reason)."""
-    cfg = tmp_path / 'cfg.py'
-    cfg.write_text(CONFIG.replace('custom_imports', '_unused'))
-    script = textwrap.dedent(f"""
-        from mmengine.config import Config
-        from mmengine.registry import DefaultScope
-        cfg = Config.fromfile({str(cfg)!r})
-        DefaultScope.get_instance('test', scope_name='mmpretrain')
-        from mmpretrain.registry import MODELS
-        try:
-            MODELS.build(cfg.loss)
-        except KeyError as e:
-            print('KeyError')
-        """)
-    out = subprocess.run([sys.executable, '-c', script],
-                         capture_output=True,
-                         text=True,
-                         timeout=300)
-    assert 'KeyError' in out.stdout, out.stderr[-3000:]
+    assert 'KeyError' in fresh_builds
