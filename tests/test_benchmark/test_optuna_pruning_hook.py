@@ -115,8 +115,29 @@ def test_a_run_is_compared_at_its_rung_again_when_others_arrive(tmp_path):
     hook = hook_for(storage, study)
     assert not validate(hook, 2, 65.)  # one other: too few
     study_with(tmp_path, [(70., 'running')])  # the same journal, later
-    # Now 1 of 3 go on at epoch 2, and its 65 trails 70 there.
-    assert validate(hook, 3, 99.)
+    # Now 1 of 3 go on at epoch 2, and its 65 trails 70 there, and at
+    # epoch 3 (both others reported it) its 66 trails 70 too.
+    assert validate(hook, 3, 66.)
+
+
+def test_a_run_past_its_rung_goes_on_where_it_leads(tmp_path):
+    """A slow starter that trailed at the rung is not stopped later while
+    it leads at the epoch it has reached (the real-photo sweep stopped
+    BoostLU's best learning rate at epoch 5, where it led every run, by
+    its epoch-2 value): compared there with the runs that reached that
+    epoch, and with none, it goes on."""
+    storage, study = study_with(tmp_path, [(60., 'complete')])
+    hook = hook_for(storage, study)
+    assert not validate(hook, 2, 65.)
+    study_with(tmp_path, [(70., 'running')])
+    assert not validate(hook, 3, 71.)  # trails at epoch 2, leads at 3
+    assert not validate(hook, 4, 72.)  # nobody else reached epoch 4
+    # Another run reaches epoch 5 above it: now it trails there too.
+    storage, study = study_with(tmp_path, [(75., 'running')])
+    for epoch in (4, 5):
+        study._storage.set_trial_intermediate_value(study.trials[-1]._trial_id,
+                                                    epoch, 75.)
+    assert validate(hook, 5, 72.)
 
 
 def test_a_run_is_worth_its_best_epoch_so_far(tmp_path):
