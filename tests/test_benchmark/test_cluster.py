@@ -60,6 +60,16 @@ def _benchmark(tmp_path, *args, env=None, name='out'):
     return json.loads(out.read_text()), result.stderr
 
 
+def _wait_for(sweep, state, seconds=600):
+    """Whether the sweep had a trial in ``state`` within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if sweep.progress().get(state):
+            return True
+        time.sleep(0.25)
+    return False
+
+
 def _rows(record):
     """What a sweep measured, without where and how long."""
     rows = {}
@@ -137,15 +147,11 @@ def test_a_cancelled_job_queues_its_run_again(tmp_path):
                 slurm_partition=os.environ['MMLML_SLURM_PARTITION'],
                 cpus_per_task=1,
                 timeout_min=10))
-        for _ in range(240):
-            if sweep.progress().get('running'):
-                break
-            time.sleep(0.25)
+        # A loaded machine may take minutes to start the job's worker.
+        assert _wait_for(sweep, 'running'), 'the job took no run in 10 min'
         subprocess.run(['scancel', str(job.job_id)], check=True)
-        for _ in range(240):  # the job's worker queues its run again
-            if sweep.progress().get('waiting'):
-                break
-            time.sleep(0.25)
+        # The job's worker queues its run again.
+        assert _wait_for(sweep, 'waiting'), 'the run was not queued again'
         os.environ['FAKE_EPOCH_SECONDS'] = '0'
         assert work(url, study, poll=0.2)['errors'] == []
     finally:
