@@ -185,6 +185,8 @@ setup(
         'tests': ['pytest', 'matplotlib<3.11'],
         # tools/benchmark.py and tools/select_method.py (the sweep)
         'benchmark': ['optuna>=4.0', 'submitit>=1.5'],
+        # tools/export.py (the ONNX file and its check with ONNX Runtime)
+        'export': ['onnx>=1.14', 'onnxruntime>=1.16'],
     },
     license='Apache License 2.0',
     zip_safe=False)

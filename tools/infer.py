@@ -1,6 +1,6 @@
 """Predict the labels of image files with a trained multi-label classifier.
 
-    python tools/infer.py CONFIG CHECKPOINT INPUT [INPUT ...] [--thr 0.5] \\
+    python tools/infer.py CONFIG CHECKPOINT INPUT [INPUT ...] [--thr T] \\
         [--topk K] [--out results.json|results.csv] [--device cpu] \\
         [--batch-size 16] [--recursive]
 
@@ -14,10 +14,14 @@ over image arrays), then through the model, in eval mode. The score of a
 class is the probability the model's head predicts for it (the sigmoid of
 its logit for MMPretrain's multi-label heads).
 
-For each image, the tool prints the classes whose score is ``>= --thr``,
-highest first (at most ``--topk`` of them when given; with a tiny
-``--thr`` such as ``1e-6``, the ``K`` best classes), and ``--out`` writes
-every score:
+For each image, the tool prints the classes whose score reaches their
+threshold, highest first (at most ``--topk`` of them when given; with a
+tiny ``--thr`` such as ``1e-6``, the ``K`` best classes). The thresholds
+are those beside the checkpoint ``X.pth`` in ``X.thresholds.json`` (one
+per class, chosen on the validation split by
+``tools/choose_thresholds.py``) when that file exists, else 0.5 for every
+class; ``--thr`` gives every class that one threshold instead. ``--out``
+writes every score:
 
 - ``.json``: a list with one ``{"img_path": ..., "scores": {class: p},
   "labels": [...]}`` object per image (``labels`` as printed);
@@ -37,9 +41,13 @@ import os
 import os.path as osp
 import sys
 import warnings
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
+
+# First: mmlml filters mmcv-lite's MultiScaleDeformableAttention warning,
+# which mmpretrain.apis would otherwise print as it imports mmcv.
+import mmlml  # noqa: F401 isort: skip  (registers modules, applies fixes)
 from mmengine.config import Config
 from mmengine.dataset import Compose, default_collate
 from mmengine.registry import DefaultScope
@@ -48,10 +56,11 @@ from mmpretrain.apis import ImageClassificationInferencer
 from mmpretrain.models.heads import MultiLabelClsHead
 from mmpretrain.structures import DataSample
 
-import mmlml  # noqa: F401  (registers modules, applies fixes)
 from mmlml.cli import (add_cfg_options_argument, add_force_argument,
                        add_model_arguments, check_output, tool_parser)
 from mmlml.compat.checkpoint_policy import check_checkpoint_exists
+from mmlml.evaluation.class_thresholds import (check_classes, load_thresholds,
+                                               thresholds_path)
 from mmlml.registry import DATASETS, MODELS, TRANSFORMS
 from mmlml.utils.progress_line import ProgressLine
 
@@ -75,9 +84,9 @@ def parse_args(argv=None):
     parser.add_argument(
         '--thr',
         type=float,
-        default=0.5,
         help='print the classes whose score is >= this, in (0, 1) '
-        '(default: 0.5)')
+        '(default: the per-class thresholds in the X.thresholds.json file '
+        'beside the checkpoint X.pth, else 0.5)')
     parser.add_argument(
         '--topk',
         type=int,
@@ -101,7 +110,7 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     check_output(args.out, [args.config, args.checkpoint, *args.inputs],
                  args.force)
-    if not 0 < args.thr < 1:
+    if args.thr is not None and not 0 < args.thr < 1:
         parser.error(f'--thr must lie in (0, 1), got {args.thr}')
     if args.topk is not None and args.topk < 1:
         parser.error(f'--topk must be positive, got {args.topk}')
@@ -222,11 +231,11 @@ class MultiLabelInferencer(ImageClassificationInferencer):
                     preds: List[DataSample],
                     visualization=None,
                     return_datasamples: bool = False,
-                    thr: float = 0.5,
+                    thr: Union[float, Sequence[float]] = 0.5,
                     topk: Optional[int] = None) -> List[dict]:
         """One ``{'img_path', 'scores', 'labels'}`` dict per prediction:
-        every class score, and the classes with a score ``>= thr`` (at most
-        ``topk``), highest first."""
+        every class score, and the classes with a score ``>= thr`` (one
+        threshold, or one per class; at most ``topk``), highest first."""
         if return_datasamples:
             return preds
         results = []
@@ -237,9 +246,9 @@ class MultiLabelInferencer(ImageClassificationInferencer):
                     f'The model predicts {len(scores)} scores per image, '
                     f'but {len(self.classes)} class names were found.')
             order = torch.argsort(scores, descending=True, stable=True)
-            labels = [
-                self.classes[i] for i in order.tolist() if scores[i] >= thr
-            ][:topk]
+            above = (scores >= torch.as_tensor(thr, dtype=scores.dtype))
+            labels = [self.classes[i] for i in order.tolist()
+                      if above[i]][:topk]
             results.append(
                 dict(
                     img_path=sample.get('img_path'),
@@ -250,7 +259,7 @@ class MultiLabelInferencer(ImageClassificationInferencer):
     def predict(self,
                 images: List[str],
                 batch_size: int = 16,
-                thr: float = 0.5,
+                thr: Union[float, Sequence[float]] = 0.5,
                 topk: Optional[int] = None) -> Iterator[dict]:
         """Yield the result of each image, in order (no progress bar)."""
         for data in self.preprocess(images, batch_size=batch_size):
@@ -331,10 +340,12 @@ def build_inferencer(cfg: Config,
         model, pretrained=False, device=device, classes=classes)
 
 
-def format_result(result: dict, thr: float) -> str:
+def format_result(result: dict, thr: Union[float, Sequence[float]]) -> str:
     labels = ', '.join(f'{name} ({result["scores"][name]:.3f})'
                        for name in result['labels'])
-    return f'{result["img_path"]}: {labels or f"(no class >= {thr:g})"}'
+    none = f'(no class >= {thr:g})' if isinstance(thr, float) else \
+        '(no class reaches its threshold)'
+    return f'{result["img_path"]}: {labels or none}'
 
 
 def write_results(results: List[dict], classes: List[str], out: str) -> None:
@@ -353,6 +364,28 @@ def write_results(results: List[dict], classes: List[str], out: str) -> None:
                             [result['scores'][name] for name in classes])
 
 
+def decision_thresholds(thr: Optional[float], checkpoint: str,
+                        classes: List[str]) -> Union[float, List[float]]:
+    """``--thr`` when given, else the per-class thresholds stored beside
+    the checkpoint (said on stderr; refused if chosen for other classes),
+    else 0.5."""
+    if thr is not None:
+        return float(thr)
+    try:
+        thresholds = load_thresholds(checkpoint) \
+            if osp.isfile(checkpoint) else None
+        if thresholds is None:
+            return 0.5
+        check_classes(thresholds, classes, thresholds_path(checkpoint))
+    except ValueError as error:  # a damaged file, other classes
+        raise InputError(str(error)) from error
+    print(
+        f'Per-class thresholds from {thresholds_path(checkpoint)} (--thr '
+        'overrides them).',
+        file=sys.stderr)
+    return list(thresholds.thresholds)
+
+
 def main(argv=None) -> List[Dict]:
     args = parse_args(argv)
     images = collect_images(args.inputs, args.recursive)
@@ -361,13 +394,13 @@ def main(argv=None) -> List[Dict]:
     if args.cfg_options is not None:
         cfg.merge_from_dict(args.cfg_options)
     inferencer = build_inferencer(cfg, args.checkpoint, args.device)
+    thr = decision_thresholds(args.thr, args.checkpoint, inferencer.classes)
     results = []
     # Elapsed time and ETA on stderr, every 10 s or more (nothing for a
     # short run).
     progress = ProgressLine('[infer] images', len(images))
-    for result in inferencer.predict(images, args.batch_size, args.thr,
-                                     args.topk):
-        print(format_result(result, args.thr))
+    for result in inferencer.predict(images, args.batch_size, thr, args.topk):
+        print(format_result(result, thr))
         results.append(result)
         progress.update()
     progress.close()

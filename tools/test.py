@@ -5,11 +5,20 @@ Same command line as MMPretrain's ``tools/test.py`` (without visualisation).
 ``mmpretrain::`` base configs parse without ``pkg_resources``. With an EMA
 hook that evaluates both models, ``--out`` holds the regular model's
 metrics too (``<metric>_origin``, as the log prints them).
+
+Thresholds: when the checkpoint ``X.pth`` has per-class thresholds beside
+it (``X.thresholds.json``, written by ``tools/choose_thresholds.py``; or
+the file of ``--thresholds``), the report adds CP, CR, CF1, OP, OR and OF1
+at 0.5 (``thresholds/CF1``...), at the file's global threshold
+(``thresholds/CF1_thr-0.07``...) and at its per-class thresholds
+(``thresholds/CF1_thr-class``...), and prints CF1 and OF1 at the three.
+``--thr T`` overrides the file: the same metrics at ``T`` only.
 """
 import json
 import os.path as osp
 import re
 import sys
+from typing import Optional
 
 from mmengine.config import Config, ConfigDict
 from mmengine.hooks import Hook
@@ -23,6 +32,12 @@ from mmlml.cli import (add_cfg_options_argument, add_checkpoint_argument,
                        set_local_rank, set_work_dir, tool_parser)
 from mmlml.compat.checkpoint_policy import check_checkpoint_exists
 from mmlml.datasets.checks import check_config_annotation_files
+from mmlml.evaluation.class_thresholds import (ClassThresholds, check_classes,
+                                               read_thresholds,
+                                               thresholds_path)
+
+#: The prefix of the metrics at the thresholds of a thresholds file.
+THRESHOLD_PREFIX = 'thresholds'
 
 
 def parse_args(argv=None):
@@ -41,6 +56,15 @@ def parse_args(argv=None):
         help='what --out holds')
     parser.add_argument(
         '--amp', action='store_true', help='test with mixed precision')
+    parser.add_argument(
+        '--thresholds',
+        help='the per-class thresholds file (default: the checkpoint\'s '
+        'X.thresholds.json when there is one)')
+    parser.add_argument(
+        '--thr',
+        type=float,
+        help='report CF1/OF1 at this one threshold in (0, 1) instead of '
+        'the thresholds file\'s')
     add_cfg_options_argument(parser)
     add_launcher_arguments(parser, local_rank=True)
     add_force_argument(parser)
@@ -52,16 +76,77 @@ def parse_args(argv=None):
             not args.out.endswith('.json'):
         raise ValueError('--out with --out-item metrics must be a .json file')
     check_checkpoint_exists(args.checkpoint)
+    if args.thr is not None and not 0 < args.thr < 1:
+        raise ValueError(f'--thr must lie in (0, 1), got {args.thr}')
+    if args.thr is not None and args.thresholds is not None:
+        raise ValueError('--thr overrides --thresholds: give one of them')
+    if args.thresholds is not None and not osp.isfile(args.thresholds):
+        raise FileNotFoundError(
+            f'--thresholds: no such file: {args.thresholds}')
     set_local_rank(args)
     return args
 
 
-def merge_args(cfg, args):
+def find_thresholds(args) -> Optional[ClassThresholds]:
+    """The per-class thresholds to report metrics at: the file of
+    ``--thresholds``, else the checkpoint's ``X.thresholds.json`` when it
+    exists; None with ``--thr`` or without a file."""
+    if args.thr is not None:
+        return None
+    path = args.thresholds or thresholds_path(args.checkpoint)
+    return read_thresholds(path) if osp.isfile(path) else None
+
+
+def threshold_evaluators(args, thresholds: Optional[ClassThresholds]):
+    """The ``MultiLabelF1Metric`` configs of the threshold report: at
+    ``--thr``, or at 0.5, the global and the per-class thresholds of
+    ``thresholds``; none without either."""
+    metric = dict(type='MultiLabelF1Metric', prefix=THRESHOLD_PREFIX)
+    if args.thr is not None:
+        return [dict(metric, thr=args.thr)]
+    if thresholds is None:
+        return []
+    fixed = [0.5]
+    if thresholds.global_threshold != 0.5:  # else the same keys twice
+        fixed.append(thresholds.global_threshold)
+    return [dict(metric, thr=thr) for thr in fixed] + \
+        [dict(metric, class_thr=list(thresholds.thresholds))]
+
+
+def format_threshold_report(metrics: dict,
+                            thresholds: Optional[ClassThresholds]) -> str:
+    """CF1 and OF1 at the thresholds of the report, one line each."""
+    lines = []
+    for key, value in metrics.items():
+        if not key.startswith(THRESHOLD_PREFIX + '/CF1') or \
+                key.endswith('_origin'):  # an EMA run's regular model
+            continue
+        suffix = key[len(THRESHOLD_PREFIX + '/CF1'):]
+        if suffix == '_thr-class':
+            label = 'per-class thresholds'
+        elif thresholds is not None and suffix:
+            label = f'global threshold {thresholds.global_threshold:.4f}'
+        else:
+            label = f'threshold {suffix[len("_thr-"):] or "0.5"}'
+        of1 = metrics.get(f'{THRESHOLD_PREFIX}/OF1{suffix}')
+        lines.append(f'  {label}: CF1 {float(value):.2f}, OF1 '
+                     f'{float(of1):.2f}')
+    return '\n'.join(['CF1/OF1 on the test set at'] + lines) if lines \
+        else ''
+
+
+def merge_args(cfg, args, thresholds: Optional[ClassThresholds] = None):
     cfg.launcher = args.launcher
     set_work_dir(cfg, args.work_dir, args.config)
     cfg.load_from = args.checkpoint
     if args.amp:
         cfg.test_cfg = dict(cfg.get('test_cfg') or {}, fp16=True)
+    extra = threshold_evaluators(args, thresholds)
+    if extra:
+        evaluators = cfg.test_evaluator
+        if isinstance(evaluators, (dict, ConfigDict)):
+            evaluators = [evaluators]
+        cfg.test_evaluator = list(evaluators) + extra
     if args.out and args.out_item == 'pred':
         evaluators = cfg.test_evaluator
         if isinstance(evaluators, (dict, ConfigDict)):
@@ -151,7 +236,8 @@ def main(argv=None):
 def evaluate(args) -> dict:
     """Evaluate ``args.checkpoint`` as the command line ``args`` says and
     return the metrics."""
-    cfg = merge_args(Config.fromfile(args.config), args)
+    thresholds = find_thresholds(args)
+    cfg = merge_args(Config.fromfile(args.config), args, thresholds)
     check_config_annotation_files(cfg)  # no pickle is loaded
     if 'runner_type' in cfg:
         from mmengine.registry import RUNNERS
@@ -159,7 +245,14 @@ def evaluate(args) -> dict:
     else:
         runner = Runner.from_cfg(cfg)
     runner.register_hook(CheckpointFitHook(args.checkpoint))
+    if thresholds is not None:
+        check_classes(thresholds,
+                      list(runner.test_dataloader.dataset.metainfo['classes']),
+                      args.thresholds or thresholds_path(args.checkpoint))
     metrics = with_origin_metrics(runner, runner.test())
+    report = format_threshold_report(metrics, thresholds)
+    if report and runner.rank == 0:
+        print(report)
     if args.out and args.out_item == 'metrics' and runner.rank == 0:
         with open(args.out, 'w') as f:
             json.dump({k: float(v) for k, v in metrics.items()}, f, indent=2)

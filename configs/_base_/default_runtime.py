@@ -25,6 +25,9 @@ default_hooks = dict(
     # Checkpoints keep the random generators: a resumed run draws the
     # random augmentation of the uninterrupted one.
     random_state=dict(type='RandomStateHook'),
+    # model_card.md in the work directory: config, data, metrics,
+    # commands, versions (docs/inference.md).
+    model_card=dict(type='ModelCardHook'),
 )
 
 env_cfg = dict(

@@ -3,8 +3,9 @@ built from a config and a checkpoint, the pipeline of a dataloader, and
 the scores. Training code uses them (:class:`~mmlml.hooks.VLPseudoLabelHook`,
 :class:`~mmlml.pseudo_labellers.ModelPseudoLabeller`), as do the tools that
 relabel or analyse a training set (``tools/pseudo_label.py``,
-``tools/analysis/missing_label_scores.py``); their command-line options are
-:mod:`mmlml.cli.model_options`."""
+``tools/analysis/missing_label_scores.py``) and the one that chooses
+per-class thresholds (``tools/choose_thresholds.py``); their command-line
+options are :mod:`mmlml.cli.model_options`."""
 from typing import Tuple
 
 import numpy as np

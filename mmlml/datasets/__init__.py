@@ -11,7 +11,7 @@ from .domains import DigitCanvases, PhotoCanvases, SyntheticShapes
 from .label_states import evaluation_target, label_matrices, label_states
 from .partial import (PartialLabelDataset, PartialLabelProtocol, SampleSplit,
                       make_partial_labels, num_kept_positives, split_train_val)
-from .utils import find_partial_label_dataset
+from .utils import find_partial_label_dataset, known_targets
 
 __all__ = [
     'CocoMultiLabel', 'VOCMultiLabel', 'NUSWide', 'NUS_WIDE_CONCEPTS',
@@ -20,5 +20,5 @@ __all__ = [
     'SampleSplit', 'SyntheticShapes', 'DigitCanvases', 'PhotoCanvases',
     'evaluation_target', 'label_matrices', 'label_states',
     'make_partial_labels', 'num_kept_positives', 'split_train_val',
-    'find_partial_label_dataset'
+    'find_partial_label_dataset', 'known_targets'
 ]

@@ -1,11 +1,11 @@
 """CP, CR, CF1, OP, OR, OF1 as the multi-label literature defines them."""
-from typing import List, Optional
+from typing import List, Optional, Sequence, Union
 
 import torch
 from mmpretrain.evaluation import MultiLabelMetric
 
 from mmlml.registry import METRICS
-from mmlml.utils.hyperparameters import (Flag, Integer, Real, Rule,
+from mmlml.utils.hyperparameters import (Flag, Integer, Real, RealTuple, Rule,
                                          check_settings)
 
 #: ``topk`` of the multi-label metrics: the top-k classes of each sample
@@ -37,7 +37,10 @@ class MultiLabelF1Metric(MultiLabelMetric):
     is predicted when its score reaches ``thr``, or when it is among the
     ``topk`` highest scores of its sample if only ``topk`` is given; with
     neither, ``thr`` is 0.5, and with both, ``thr`` is used (a warning
-    says so).
+    says so). ``class_thr`` gives each class its own threshold instead
+    (those of a thresholds file,
+    :mod:`mmlml.evaluation.class_thresholds`); its keys end in
+    ``_thr-class``.
 
     Args:
         thr (float, optional): Score threshold in [0, 1]. Defaults to None
@@ -47,6 +50,8 @@ class MultiLabelF1Metric(MultiLabelMetric):
         strict (bool): Predict positive when ``score > thr`` (the Hill/SPLC
             code) instead of ``score >= thr`` (MMPretrain); threshold
             predictions only. Defaults to False.
+        class_thr (Sequence[float], optional): One threshold in [0, 1] per
+            class, instead of ``thr`` and ``topk``. Defaults to None.
         collect_device (str): ``'cpu'`` or ``'gpu'``. Defaults to ``'cpu'``.
         prefix (str, optional): Defaults to ``'multi-label'``.
     """
@@ -54,31 +59,56 @@ class MultiLabelF1Metric(MultiLabelMetric):
     hyperparameters = dict(
         thr=Real(None, low=0, high=1, optional=True),
         topk=TOPK,
-        strict=Flag(False))
+        strict=Flag(False),
+        class_thr=RealTuple(None, low=0, high=1, optional=True))
     rules = (Rule(
         lambda strict, thr, topk: not strict or thr is not None or topk is
         None, 'strict=True changes the threshold comparison, but topk '
-        'predictions use no threshold: give thr, or leave strict False'), )
+        'predictions use no threshold: give thr, or leave strict False'),
+             Rule(
+                 lambda class_thr, thr, topk: class_thr is None or
+                 (thr is None and topk is None), 'class_thr gives every '
+                 'class its threshold: leave thr and topk unset'))
 
     def __init__(self,
                  *,
                  thr: Optional[float] = None,
                  topk: Optional[int] = None,
                  strict: bool = False,
+                 class_thr: Optional[Sequence[float]] = None,
                  collect_device: str = 'cpu',
                  prefix: Optional[str] = None):
-        if thr is None and topk is None:
+        if thr is None and topk is None and class_thr is None:
             thr = 0.5  # MMPretrain's default, without its warning
+        # With class_thr alone, MMPretrain would warn that it uses 0.5; it
+        # uses none.
         super().__init__(
-            thr=thr, topk=topk, collect_device=collect_device, prefix=prefix)
+            thr=0.5 if class_thr is not None and topk is None else thr,
+            topk=topk,
+            collect_device=collect_device,
+            prefix=prefix)
+        self.thr = thr
         self.strict = strict
+        self.class_thr = class_thr
         check_settings(self)
 
     def compute_metrics(self, results: List) -> dict:
         target = torch.stack([res['gt_score'] for res in results])
         pred = torch.stack([res['pred_score'] for res in results]).float()
-        thr, topk = self.thr, None
-        if thr is None:
+        thr: Union[None, float, torch.Tensor] = self.thr
+        topk = None
+        if self.class_thr is not None:
+            if len(self.class_thr) != pred.size(1):
+                raise ValueError(f'class_thr has {len(self.class_thr)} '
+                                 f'thresholds but the predictions have '
+                                 f'{pred.size(1)} classes')
+            # MMPretrain compares ``pred >= thr``: a (C,) tensor broadcasts.
+            per_class = torch.tensor(self.class_thr, dtype=pred.dtype)
+            if self.strict:
+                per_class = torch.nextafter(
+                    per_class, torch.tensor(2., dtype=per_class.dtype))
+            thr, suffix = per_class, '_thr-class'
+        elif thr is None:
             topk = self.topk
             if topk > pred.size(1):
                 raise ValueError(f'topk={topk} exceeds the {pred.size(1)} '

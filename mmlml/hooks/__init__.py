@@ -4,7 +4,8 @@ initialises a learnable label estimator (ROLE); and the two that keep a run
 honest: epoch-dependent losses following an iteration-based loop
 (``TrainingProgressHook``) and no resuming from another run's checkpoint
 (``ResumeCheckHook``); and the check of settings that disagree with each
-other (``TrainingSetupCheckHook``). The hook that prunes a benchmark
+other (``TrainingSetupCheckHook``); and the model card of a run
+(``ModelCardHook``). The hook that prunes a benchmark
 sweep's trials lives with the sweep
 (:mod:`mmlml.benchmark.optuna_pruning_hook`)."""
 from .apl_hook import APLHook
@@ -15,6 +16,7 @@ from .label_estimator_hook import LabelEstimatorHook
 from .label_store_hook import LabelStoreHook
 from .large_loss_correction_hook import LargeLossCorrectionHook
 from .missing_label_diagnostics_hook import MissingLabelDiagnosticsHook
+from .model_card_hook import ModelCardHook
 from .random_state_hook import RandomStateHook
 from .resume_check_hook import ResumeCheckHook
 from .training_progress_hook import TrainingProgressHook
@@ -23,8 +25,8 @@ from .vl_pseudo_label_hook import VLPseudoLabelHook
 
 __all__ = [
     'APLHook', 'LabelEstimatorHook', 'LabelStoreHook',
-    'MissingLabelDiagnosticsHook', 'ClassAPCorrectionHook', 'ClassPriorHook',
-    'EpochScoresHook', 'LargeLossCorrectionHook', 'RandomStateHook',
-    'ResumeCheckHook', 'TrainingProgressHook', 'TrainingSetupCheckHook',
-    'VLPseudoLabelHook'
+    'MissingLabelDiagnosticsHook', 'ModelCardHook', 'ClassAPCorrectionHook',
+    'ClassPriorHook', 'EpochScoresHook', 'LargeLossCorrectionHook',
+    'RandomStateHook', 'ResumeCheckHook', 'TrainingProgressHook',
+    'TrainingSetupCheckHook', 'VLPseudoLabelHook'
 ]

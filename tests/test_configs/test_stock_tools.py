@@ -111,6 +111,9 @@ def test_stock_train_runs_demo_config(path, tmp_path, monkeypatch):
     _stock_train(config, monkeypatch)
     epochs = Config.fromfile(config).train_cfg.max_epochs
     assert (tmp_path / 'work' / f'epoch_{epochs}.pth').is_file()
+    # mmlml's default hooks reach the stock script: the run's model card.
+    card = (tmp_path / 'work' / 'model_card.md').read_text()
+    assert '## Validation metrics' in card and '## Software' in card
 
 
 @pytest.mark.slow
@@ -141,3 +144,17 @@ def test_mim_train_mmpretrain_runs_demo_config(tmp_path):
         result.stdout[-2000:] + result.stderr[-3000:])
     assert (tmp_path / 'work' / 'epoch_1.pth').is_file()
     assert '.mim/tools/train.py' in result.stdout
+
+
+def test_stock_train_refuses_a_wrong_class_count(tmp_path, monkeypatch):
+    """A head of another class count than the training set: refused by
+    the setup check under the stock script too, before the first
+    iteration (not torch's target-size error inside the loss)."""
+    config = _tiny_demo(DEMO_CONFIGS[0], tmp_path)
+    with pytest.raises(
+            ValueError,
+            match='model.head.num_classes is 5 but the training '
+            'set .* has 20 classes'):
+        _stock_train(config, monkeypatch, '--cfg-options',
+                     'model.head.num_classes=5')
+    assert not list((tmp_path / 'work').glob('epoch_*.pth'))
