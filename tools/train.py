@@ -15,7 +15,10 @@ without a GPU) are refused before training starts (see
 :class:`~mmlml.hooks.TrainingSetupCheckHook`).
 ``--training-progress`` adds :class:`~mmlml.hooks.TrainingProgressHook`,
 which the epoch-dependent losses need to accept a one-epoch smoke run or to
-count epochs in an iteration-based loop. ``--smoke`` shrinks the config
+count epochs in an iteration-based loop. One training at a time writes
+into a work directory: a second run on a folder in use is refused, in one
+line naming the first's pid (``--force-work-dir`` shares it on purpose;
+:mod:`mmlml.cli.work_dir_lock`). ``--smoke`` shrinks the config
 to a two-epoch offline trial (random weights, full precision, small images
 and batches, warm-ups and the learning-rate schedule scaled to the run: see
 :func:`mmlml.cli.smoke_config.smoke_config`); ``--cfg-options`` still
@@ -32,6 +35,9 @@ from mmlml.cli import (add_cfg_options_argument, add_launcher_arguments,
                        cap_dataloader_workers, end_distributed, set_local_rank,
                        set_work_dir, tool_parser)
 from mmlml.cli.smoke_config import smoke_config
+from mmlml.cli.work_dir_lock import (WorkDirInUse, is_first_process,
+                                     work_dir_lock)
+from mmlml.compat import CheckpointDamaged
 from mmlml.datasets.checks import check_config_annotation_files
 from mmlml.hooks import RandomStateHook, ResumeCheckHook, TrainingProgressHook
 from mmlml.hooks.default_hooks import disabled_default_hooks
@@ -54,6 +60,12 @@ def parse_args(argv=None):
     parser = tool_parser(__doc__)
     parser.add_argument('config', help='train config file path')
     parser.add_argument('--work-dir', help='the dir to save logs and models')
+    parser.add_argument(
+        '--force-work-dir',
+        action='store_true',
+        help='train even if another training is running in the work dir '
+        '(each replaces the other\'s checkpoints): without it, a work dir '
+        'in use is refused')
     parser.add_argument(
         '--resume',
         nargs='?',
@@ -148,7 +160,8 @@ def merge_args(cfg, args):
     if args.cfg_options is not None:
         cfg.merge_from_dict(args.cfg_options)
     for note in cap_dataloader_workers(cfg):
-        print(note)
+        if is_first_process():  # said once, not once per process
+            print(note)
     # After --cfg-options: num_workers=0 there turns persistent workers off.
     set_dataloader_defaults(cfg, args)
     if args.training_progress:
@@ -232,6 +245,13 @@ def main(argv=None):
     # default_hooks.<name>=None turns a hook off (MMEngine would assert).
     disabled = disabled_default_hooks(cfg)
     check_config_annotation_files(cfg)  # no pickle is loaded
+    with work_dir_lock(cfg.work_dir, force=args.force_work_dir):
+        return train(cfg, disabled)
+
+
+def train(cfg, disabled):
+    """Build the Runner of ``cfg``, add the resume hooks (but those in
+    ``disabled``), check its settings and train."""
     if 'runner_type' in cfg:
         from mmengine.registry import RUNNERS
         runner = RUNNERS.build(cfg)
@@ -259,6 +279,8 @@ _TRAINING = False
 if __name__ == '__main__':
     try:
         main()
+    except (WorkDirInUse, CheckpointDamaged) as error:
+        raise SystemExit(f'[train] {error}') from None
     except (ValueError, TypeError, FileNotFoundError) as error:
         if _TRAINING:
             raise

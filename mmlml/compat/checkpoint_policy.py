@@ -17,7 +17,10 @@ own checkpoints hold besides tensors):
 
 A file that needs anything else is refused with :class:`CheckpointRefused`
 (a ``pickle.UnpicklingError``) naming the file, the globals outside the
-allow-list and how to allow a trusted file. A download that fails (no
+allow-list and how to allow a trusted file. A local file that is not a
+whole checkpoint (a write cut short by a full disk or a killed job, an
+empty or foreign file) is refused with :class:`CheckpointDamaged`, in one
+line that names it. A download that fails (no
 network, an unreachable URL) raises :class:`CheckpointDownloadFailed`,
 which names the offline switch to the packaged EfficientNet-Lite0 ImageNet
 weights (:data:`OFFLINE_BACKBONE_OPTIONS`).
@@ -31,6 +34,7 @@ import os.path as osp
 import pickle
 import re
 import tempfile
+import zipfile
 from typing import Callable, Dict, List, Optional, Tuple
 from urllib.parse import urlparse
 
@@ -41,7 +45,7 @@ from .checkpoint_allow_list import (BLOCKED_MODULES, checkpoint_globals,
                                     checkpoint_safe_globals, safe_globals)
 
 __all__ = [
-    'CheckpointRefused', 'CheckpointDownloadFailed',
+    'CheckpointRefused', 'CheckpointDamaged', 'CheckpointDownloadFailed',
     'OFFLINE_BACKBONE_OPTIONS', 'checkpoint_safe_globals',
     'checkpoint_safe_global_names', 'checkpoint_globals', 'safe_globals',
     'safe_load', 'load_url', 'hub_cache_file', 'install', 'SCHEMES',
@@ -136,6 +140,38 @@ def _refused(source: str, path=None):
     return context()
 
 
+class CheckpointDamaged(RuntimeError):
+    """A local checkpoint file that is not a whole checkpoint."""
+
+
+def is_damaged(path) -> bool:
+    """Whether the local file ``path`` cannot be a whole checkpoint: a zip
+    archive (torch's format) that is cut short or fails its checksums, or
+    a file that is neither a zip archive nor a pickle (torch's legacy
+    format). Reads the whole file: called once a load has failed."""
+    if not isinstance(path, str) or not osp.isfile(path):
+        return False
+    if zipfile.is_zipfile(path):
+        try:
+            with zipfile.ZipFile(path) as archive:
+                return archive.testzip() is not None
+        except (zipfile.BadZipFile, OSError, EOFError):
+            return True
+    with open(path, 'rb') as f:
+        return f.read(1) != b'\x80'  # a pickle's first byte (protocol 2+)
+
+
+def damaged_message(path: str, error: Exception) -> str:
+    """The one line that names a damaged checkpoint and what to do."""
+    cause = str(error).strip().splitlines()
+    cause_text = f' ({type(error).__name__}: {cause[0][:160]})' if cause \
+        else f' ({type(error).__name__})'
+    return (f'{path}: the checkpoint is damaged{cause_text}; a save cut short '
+            '(a full disk, a killed job) leaves such a file: delete it and '
+            'resume from an earlier checkpoint (--resume PATH) or train '
+            'from the start')
+
+
 # ---------------------------------------------------------------- loading
 
 
@@ -150,11 +186,20 @@ def safe_load(file, map_location=None, source: Optional[str] = None):
 
     Raises:
         CheckpointRefused: The file needs globals outside the allow-list.
+        CheckpointDamaged: ``file`` is a path to a file that is not a
+            whole checkpoint (:func:`is_damaged`).
     """
-    with checkpoint_globals(), _refused(source or str(file), file):
-        # Explicit: neither an older torch's default nor
-        # TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD turns unsafe loading back on.
-        return torch.load(file, map_location=map_location, weights_only=True)
+    try:
+        with checkpoint_globals(), _refused(source or str(file), file):
+            # Explicit: neither an older torch's default nor
+            # TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD turns unsafe loading back on.
+            return torch.load(
+                file, map_location=map_location, weights_only=True)
+    except (RuntimeError, EOFError, KeyError, pickle.UnpicklingError) as error:
+        if not is_damaged(file):
+            raise
+        raise CheckpointDamaged(damaged_message(str(source or file),
+                                                error)) from None
 
 
 def hub_cache_file(url: str, model_dir: Optional[str] = None) -> str:
@@ -403,6 +448,13 @@ def install() -> bool:
                              filename,
                              map_location=None,
                              logger='current'):
+        # MMEngine's _load_checkpoint passes logger=None, with which its
+        # "Loads checkpoint by ... from path" line is a bare print beside
+        # the line its caller logs for the same file (the Runner's "Load
+        # checkpoint from", the pretrained backbone's "load ... from"):
+        # said once, in the log.
+        if logger is None:
+            logger = 'silent'
         with checkpoint_globals(), _refused(filename):
             return load_checkpoint(cls, filename, map_location, logger)
 

@@ -50,6 +50,18 @@ that a Runner using such a component gets
   each distinct text is formatted once per process, with the same result,
   or not at all where ``MMLML_CONFIG_TEXT=unformatted`` (the sweep's
   training runs).
+* :func:`patch_atomic_checkpoints`: MMEngine writes a checkpoint straight
+  to its name, so a full disk or a killed job leaves a truncated
+  ``epoch_N.pth`` beside the good ones (and ``--resume`` picks it). A
+  local checkpoint is written to ``<name>.tmp``, flushed to disk, then
+  renamed to its name (``os.replace``, atomic): a file of that name is
+  always whole. Other file backends (``s3://``...) are MMEngine's.
+* :func:`patch_build_messages`: an unknown ``type`` or setting in a config
+  fails with MMEngine's and Python's errors, which name neither what is
+  registered nor the class that was built; the same errors, of the same
+  types, name the closest registered names and the class's settings
+  (:mod:`mmlml.compat.build_messages`). A build that succeeds is
+  MMEngine's.
 
 :func:`applied_fixes` tells which repairs this process applied;
 ``tools/train.py`` and ``TrainingSetupCheckHook`` write
@@ -67,6 +79,7 @@ from typing import Dict, Tuple
 
 import torch
 
+from . import build_messages
 from .checkpoint_policy import checkpoint_safe_global_names
 from .checkpoint_policy import install as _install_checkpoint_policy
 
@@ -74,8 +87,10 @@ __all__ = [
     'apply_all', 'applied_fixes', 'applied_fixes_message',
     'patch_checkpoint_loading', 'patch_package_lookup',
     'patch_cpu_distributed', 'patch_compiled_optimizer_step',
-    'patch_config_text_formatting', 'readable_text', 'is_installed',
-    'get_installed_path', 'slurm_environment', 'cpu_runtime_env'
+    'patch_config_text_formatting', 'patch_atomic_checkpoints',
+    'patch_build_messages', 'write_atomically', 'readable_text',
+    'is_installed', 'get_installed_path', 'slurm_environment',
+    'cpu_runtime_env'
 ]
 
 #: The fixes applied in this process, in order: name -> log description.
@@ -328,6 +343,69 @@ def readable_text(cfg) -> str:
         _READABLE.pop()
 
 
+# --------------------------------------------------- atomic checkpoints
+
+
+def write_atomically(filename: str, write) -> None:
+    """Call ``write(file)`` on ``<filename>.tmp`` (a binary file), flush
+    it to disk, then rename it to ``filename``: a reader of ``filename``
+    sees the old file or the whole new one, never part of it. On any
+    failure (``OSError`` of a full disk, an interrupt) the temporary file
+    is removed and the error raised; ``filename`` is untouched."""
+    directory = osp.dirname(osp.abspath(filename))
+    os.makedirs(directory, exist_ok=True)
+    temporary = f'{filename}.tmp'
+    try:
+        with open(temporary, 'wb') as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, filename)
+    except BaseException:
+        if osp.exists(temporary):
+            os.remove(temporary)
+        raise
+
+
+def patch_atomic_checkpoints() -> None:
+    """Write local checkpoints with :func:`write_atomically`, wherever
+    MMEngine saves them (``Runner.save_checkpoint``, ``CheckpointHook``)."""
+    if 'atomic_checkpoints' in _APPLIED:
+        return
+    import mmengine.runner as runner_package  # CheckpointHook's import
+    import mmengine.runner.checkpoint as checkpoint_module
+    import mmengine.runner.runner as runner_module
+    save_checkpoint = checkpoint_module.save_checkpoint
+
+    @functools.wraps(save_checkpoint)
+    def save_atomically(checkpoint,
+                        filename,
+                        file_client_args=None,
+                        backend_args=None):
+        if (file_client_args is not None or backend_args is not None
+                or '://' in str(filename)):
+            return save_checkpoint(checkpoint, filename, file_client_args,
+                                   backend_args)
+        write_atomically(str(filename), lambda f: torch.save(checkpoint, f))
+
+    for module in (checkpoint_module, runner_module, runner_package):
+        module.save_checkpoint = save_atomically
+    _APPLIED['atomic_checkpoints'] = 'checkpoints written atomically'
+
+
+# ------------------------------------------------------- build messages
+
+
+def patch_build_messages() -> None:
+    """Name the closest registered types and the built class's settings
+    in the errors of a failed registry build
+    (:mod:`mmlml.compat.build_messages`)."""
+    if 'build_messages' in _APPLIED:
+        return
+    build_messages.install()
+    _APPLIED['build_messages'] = 'registry errors name the closest names'
+
+
 # ---------------------------------------------------------------- logging
 
 
@@ -335,7 +413,8 @@ def applied_fixes() -> Tuple[str, ...]:
     """The names of the repairs applied in this process, in order:
     ``'checkpoint_loading'``, ``'package_lookup'`` (only where
     ``pkg_resources`` is missing), ``'cpu_distributed'``,
-    ``'compiled_optimizer_step'`` and ``'config_text_formatting'``."""
+    ``'compiled_optimizer_step'``, ``'config_text_formatting'``,
+    ``'atomic_checkpoints'`` and ``'build_messages'``."""
     return tuple(_APPLIED)
 
 
@@ -354,3 +433,5 @@ def apply_all() -> None:
     patch_cpu_distributed()
     patch_compiled_optimizer_step()
     patch_config_text_formatting()
+    patch_atomic_checkpoints()
+    patch_build_messages()

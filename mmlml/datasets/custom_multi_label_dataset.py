@@ -280,15 +280,25 @@ class CustomMultiLabelDataset(MultiLabelDataset):
                     item[key] = labels
             lists.append(labels)
         lengths = np.fromiter(map(len, lists), np.int64, len(lists))
-        flat = np.array(list(itertools.chain.from_iterable(lists)))
-        if flat.size and (flat.ndim != 1
-                          or not np.issubdtype(flat.dtype, np.integer)):
+        values = list(itertools.chain.from_iterable(lists))
+        # Only Python's and numpy's integers (not bool: True would be class
+        # 1), each of int64's range; else the first item that has another
+        # is checked alone, for its message (file, item, values).
+        if not set(map(type, values)) <= {int, np.int64, np.int32}:
             for i, labels in enumerate(lists):
                 if not all(
                         isinstance(c, numbers.Integral)
-                        and not isinstance(c, bool) for c in labels):
+                        and not isinstance(c, (bool, np.bool_))
+                        for c in labels):
                     self._check_item(data_list, i, 0)
-        return lengths, flat.astype(np.int64).reshape(-1)
+        try:
+            flat = np.array(values, dtype=np.int64)
+        except OverflowError:  # an index beyond int64, e.g. 10**30
+            for i, labels in enumerate(lists):
+                if any(not -2**63 <= c < 2**63 for c in labels):
+                    self._check_item(data_list, i, 0)
+            raise
+        return lengths, flat
 
     def _check_item(self, data_list: List[dict], i: int,
                     num_classes: int) -> None:

@@ -40,21 +40,37 @@ def check_label_indices(indices, num_classes: int, where: str,
         np.ndarray: The indices, ``int64``.
 
     Raises:
-        ValueError: They are not integers in ``[0, num_classes)``, or repeat.
+        ValueError: They are not integers in ``[0, num_classes)`` (``True``
+            and a nested list included), or repeat.
     """
-    array = np.asarray(indices if indices is not None else [])
+    message = (f'{where}: `{key}` must be a list of class indices, integers '
+               f'in [0, {num_classes}), but got {_listed(indices)}.')
+    if isinstance(indices, (list, tuple)) and any(
+            isinstance(c, (bool, np.bool_)) for c in indices):
+        raise ValueError(message)  # numpy would read True as class 1
+    try:
+        array = np.asarray(indices if indices is not None else [])
+    except (ValueError, OverflowError, TypeError):  # nested, ragged lists
+        raise ValueError(message) from None
     if array.size == 0:
         return np.zeros(0, dtype=np.int64)
     if array.ndim != 1 or not (np.issubdtype(array.dtype, np.integer) and
                                array.min() >= 0 and array.max() < num_classes):
-        raise ValueError(
-            f'{where}: `{key}` must be a list of class indices, integers in '
-            f'[0, {num_classes}), but got {np.asarray(indices).tolist()!r}.')
+        raise ValueError(message)
     array = array.astype(np.int64)
     if np.unique(array).size != array.size:
         raise ValueError(f'{where}: `{key}` lists a class twice: '
                          f'{array.tolist()}.')
     return array
+
+
+def _listed(indices) -> str:
+    """``indices`` as an error message quotes them (a list's items as
+    written, at most 120 characters)."""
+    if isinstance(indices, np.ndarray):
+        indices = indices.tolist()
+    text = repr(indices)
+    return text if len(text) <= 120 else text[:120] + '...'
 
 
 def label_states(positives: Sequence[int],

@@ -389,6 +389,45 @@ DATASET_CASES = [
     case('custom-gt-label-out-of-range',
          lambda t: custom(t, with_items(dict(img_path='a.jpg', gt_label=[4]))),
          ValueError, r'`gt_label` .*\[0, 4\), but got \[4\]'),
+    # Values numpy cannot hold or would misread: each names the file, the
+    # item and its values in one line.
+    case(
+        'custom-gt-label-beyond-int64', lambda t: custom(
+            t,
+            with_items(
+                dict(img_path='x.jpg', gt_label=[0]),
+                dict(img_path='a.jpg', gt_label=[10**30]))), ValueError,
+        r"ann\.json', item 1 \(a\.jpg\): `gt_label` must be a list of class "
+        r'indices, integers in \[0, 4\), but got \[10{30}\]\.$'),
+    case(
+        'custom-gt-label-nested', lambda t: custom(
+            t,
+            with_items(
+                dict(img_path='x.jpg', gt_label=[0]),
+                dict(img_path='a.jpg', gt_label=[[0]]))), ValueError,
+        r"ann\.json', item 1 \(a\.jpg\): `gt_label` .*but got \[\[0\]\]\.$"),
+    case(
+        'custom-gt-label-ragged', lambda t: custom(
+            t, with_items(dict(img_path='a.jpg', gt_label=[0, [1]]))),
+        ValueError, r"item 0 \(a\.jpg\): `gt_label` .*but got \[0, \[1\]\]"),
+    case(
+        'custom-gt-label-negative',
+        lambda t: custom(t, with_items(dict(img_path='a.jpg', gt_label=[-1]))),
+        ValueError, r"item 0 \(a\.jpg\): `gt_label` .*but got \[-1\]"),
+    case(
+        'custom-gt-label-bool', lambda t: custom(
+            t,
+            with_items(
+                dict(img_path='x.jpg', gt_label=[2]),
+                dict(img_path='a.jpg', gt_label=[0, True]))), ValueError,
+        r"item 1 \(a\.jpg\): `gt_label` .*but got \[0, True\]"),
+    case(
+        'custom-gt-label-negative-nested', lambda t: custom(
+            t,
+            with_items(
+                dict(img_path='a.jpg', gt_label=[0], gt_label_negative=[[1]])),
+            unlisted='unknown'), ValueError,
+        r"item 0 \(a\.jpg\): `gt_label_negative` .*but got \[\[1\]\]"),
     case(
         'custom-positive-and-negative', lambda t: custom(
             t,

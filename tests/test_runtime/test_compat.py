@@ -179,14 +179,17 @@ def test_applied_fixes_record():
     missing = importlib.util.find_spec('pkg_resources') is None
     lookup = ('package_lookup', ) if missing else ()
     assert names == ('checkpoint_loading', *lookup, 'cpu_distributed',
-                     'compiled_optimizer_step', 'config_text_formatting')
+                     'compiled_optimizer_step', 'config_text_formatting',
+                     'atomic_checkpoints', 'build_messages')
     message = compat.applied_fixes_message()
     count = len(compat.checkpoint_safe_globals())
     assert message.startswith(
         'mmlml compatibility fixes applied: safe checkpoint loading '
         f'({count} globals allow-listed), ')
     assert message.endswith('CPU torchrun, eager optimizer step in compile, '
-                            'config text formatted once')
+                            'config text formatted once, checkpoints written '
+                            'atomically, registry errors name the closest '
+                            'names')
     compat.apply_all()  # idempotent
     assert compat.applied_fixes() == names
 
@@ -253,6 +256,11 @@ REPAIRED = [
     ('mmengine.runner', 'CheckpointLoader.load_checkpoint'),
     ('mmengine.optim', 'OptimWrapper.update_params'),
     ('mmengine.runner', 'Runner._log_env'),
+    ('mmengine.runner.checkpoint', 'save_checkpoint'),
+    ('mmengine.runner.runner', 'save_checkpoint'),
+    ('mmengine.runner', 'save_checkpoint'),
+    # Not repairs: only the message of a failed build changes.
+    ('mmengine.registry', 'Registry.build'),
     # Not a repair: a Runner that uses an mmlml component gets mmlml's
     # check of its settings (nothing changes for any other Runner).
     ('mmengine.runner', 'Runner.register_hooks'),
@@ -310,6 +318,13 @@ def fresh_import(tmp_path_factory):
         from mmengine.runner import Runner
         print('gpu number:', "['GPU number'] = self._world_size" in
               inspect.getsource(Runner._log_env))
+        # atomic_checkpoints: a checkpoint is written straight to its name.
+        print('direct save:', 'file_backend.put(f.getvalue(), filename)' in
+              inspect.getsource(ckpt.save_checkpoint))
+        # build_messages: an unknown type names no registered name.
+        from mmengine.registry import build_from_cfg
+        print('bare build errors:', 'close' not in inspect.getsource(
+            build_from_cfg))
         """) + textwrap.dedent(f"""
         import functools, importlib
         import torch
@@ -356,6 +371,8 @@ def test_upstream_still_needs_the_repairs(fresh_import):
     assert 'set_device: True' in fresh_import
     assert 'lr graphs: 3' in fresh_import
     assert 'gpu number: True' in fresh_import
+    assert 'direct save: True' in fresh_import
+    assert 'bare build errors: True' in fresh_import
 
 
 def test_import_leaves_upstream_objects_alone(fresh_import):

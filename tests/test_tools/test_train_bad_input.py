@@ -57,3 +57,41 @@ def test_the_refusal_is_one_line(tmp_path):
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith('[train] work_dirs/an/scores.npy: the first')
     assert 'Traceback' not in result.stderr
+
+
+def _train_script(*args, cwd):
+    """``tools/train.py`` run as a script on a few demo images."""
+    return subprocess.run([
+        sys.executable,
+        osp.join(ROOT, 'tools', 'train.py'),
+        osp.join(ROOT, 'configs', 'demo', 'an.py'), *args, '--cfg-options',
+        'train_dataloader.dataset.dataset.num_samples=32',
+        'val_dataloader.dataset.dataset.num_samples=32'
+    ],
+                          cwd=cwd,
+                          capture_output=True,
+                          text=True,
+                          timeout=600)
+
+
+@pytest.mark.slow
+def test_busy_work_dir_and_damaged_checkpoint_are_one_line(tmp_path):
+    """A work dir another training holds, and a ``--resume`` of a damaged
+    checkpoint (found once the Runner loads it, inside the training):
+    each one line on stderr, exit status 1, no traceback."""
+    from mmlml.cli.work_dir_lock import work_dir_lock
+    work_dir = str(tmp_path / 'work')
+    with work_dir_lock(work_dir):
+        busy = _train_script('--work-dir', work_dir, cwd=tmp_path)
+    damaged = tmp_path / 'epoch_1.pth'
+    damaged.write_bytes(b'PK\x03\x04 cut short')
+    resumed = _train_script(
+        '--work-dir', work_dir, '--resume', str(damaged), cwd=tmp_path)
+    for result, start in (
+        (busy, f'[train] the work dir {work_dir} is in use by another '
+         'training (pid '),
+        (resumed, f'[train] {damaged}: the checkpoint is damaged'),
+    ):
+        assert result.returncode == 1, result.stderr[-2000:]
+        assert result.stderr.strip().splitlines()[-1].startswith(start)
+        assert 'Traceback' not in result.stderr
