@@ -35,13 +35,20 @@ validates on clean labels (``val_labels='clean'``) never reads them.
 annotation files, checkpoints...), even with ``--force``: the first stage's
 labels stay as they are.
 
-The summary compares the added pseudo-positives with the full labels that
-the dataset keeps for diagnostics: their precision, and their recall of
-the positives missing from the observed labels. One process, on the GPU
-when there is one.
+The summary judges the added pseudo-positives by the known labels of the
+wrapped dataset's annotation (the full labels of a fully labelled
+dataset): their precision on known labels, the share of the annotated
+negatives they leave alone, and apart how many fell on labels the
+annotation leaves unknown (a partially annotated dataset such as
+OpenImages), which are neither hits nor misses; then their recall of the
+known positives missing from the observed labels. The training log of the
+second stage reports its label file in the same words
+(:func:`mmlml.datasets.partial.statistics.quality_text`). One process, on
+the GPU when there is one.
 """
 import os
 import os.path as osp
+from typing import Optional
 
 import numpy as np
 import torch
@@ -54,6 +61,7 @@ from mmlml.cli import (add_model_arguments, add_scoring_arguments,
                        check_config_output, check_scoring_arguments,
                        load_config, tool_parser)
 from mmlml.datasets import PartialLabelDataset, split_train_val
+from mmlml.datasets.partial.statistics import known_label_quality, quality_text
 from mmlml.registry import DATASETS
 
 
@@ -147,19 +155,30 @@ def pseudo_label(model: torch.nn.Module,
     return labels
 
 
-def summarise(observed: np.ndarray, labels: np.ndarray,
-              full: np.ndarray) -> dict:
-    """How many pseudo-positives ``labels`` adds to ``observed``, and their
-    precision and recall against the full labels ``full``.
+def summarise(observed: np.ndarray,
+              labels: np.ndarray,
+              full: np.ndarray,
+              unknown: Optional[np.ndarray] = None) -> dict:
+    """How many pseudo-positives ``labels`` adds to ``observed``, and how
+    they agree with the known labels of the annotation (``full``, its
+    positives, and ``unknown``, the labels it leaves unknown, or None).
 
-    Recall is over the positives that ``observed`` misses (the full-label
-    positives not observed as positives), precision over the added
-    pseudo-positives; both are None when they have nothing to count.
+    The quality (:func:`known_label_quality` on the entries ``observed``
+    leaves unannotated, the ones the tool decides on) is counted on known
+    labels only: ``precision`` over the pseudo-positives on known labels,
+    ``negative_agreement`` over the annotated negatives, and the
+    pseudo-positives on unknown labels apart. ``recall`` is over the known
+    positives that ``observed`` misses. A ratio with nothing to count is
+    None.
     """
     added = (labels == 1) & (observed != 1)
     num_added = int(added.sum())
-    correct = int((added & (full == 1)).sum())
-    missing = int(((full == 1) & (observed != 1)).sum())
+    quality = known_label_quality(labels, full, unknown, observed == 0)
+    known_positive = full == 1
+    if unknown is not None:
+        known_positive &= ~unknown
+    missing = int((known_positive & (observed != 1)).sum())
+    found = int((added & known_positive).sum())
     num_images = int(observed.shape[0])
     return dict(
         num_images=num_images,
@@ -168,8 +187,9 @@ def summarise(observed: np.ndarray, labels: np.ndarray,
         pseudo_positives_per_image=num_added /
         num_images if num_images else 0.,
         num_missing_positives=missing,
-        precision=correct / num_added if num_added else None,
-        recall=correct / missing if missing else None)
+        precision=quality['precision'],
+        recall=found / missing if missing else None,
+        quality=quality)
 
 
 def _format(summary: dict, title: str) -> str:
@@ -181,9 +201,9 @@ def _format(summary: dict, title: str) -> str:
             f'{summary["num_observed_positives"]}, pseudo-positives added '
             f'{summary["num_pseudo_positives"]} '
             f'({summary["pseudo_positives_per_image"]:.2f} per image), '
-            f'precision {percent(summary["precision"])}, recall '
-            f'{percent(summary["recall"])} of the '
-            f'{summary["num_missing_positives"]} missing positives')
+            f'recall {percent(summary["recall"])} of the '
+            f'{summary["num_missing_positives"]} missing known positives; ' +
+            quality_text(summary['quality'], 'pseudo-positives added'))
 
 
 def main(argv=None):
@@ -207,7 +227,8 @@ def main(argv=None):
     np.save(args.out, labels)
 
     observed, full = dataset.observed_labels, dataset.full_labels
-    summary = dict(all=summarise(observed, labels, full))
+    unknown = dataset.annotation_unknown
+    summary = dict(all=summarise(observed, labels, full, unknown))
     lines = [
         f'Pseudo-labels (p > {args.thr}) written to {args.out}: '
         f'{labels.shape[0]} x {labels.shape[1]}, int8.',
@@ -217,8 +238,9 @@ def main(argv=None):
     if train_cfg.get('split') == 'train':
         train_idx, _ = split_train_val(
             len(dataset), dataset.val_frac, dataset.split_seed)
-        summary['train'] = summarise(observed[train_idx], labels[train_idx],
-                                     full[train_idx])
+        summary['train'] = summarise(
+            observed[train_idx], labels[train_idx], full[train_idx],
+            None if unknown is None else unknown[train_idx])
         lines.append(_format(summary['train'], "Training split's rows"))
     print('\n'.join(lines))
     return summary

@@ -12,6 +12,7 @@ from mmengine.dataset import Compose
 from mmengine.dist import get_rank
 
 from mmlml.apis import find_pipeline
+from mmlml.datasets.partial.statistics import known_label_quality, quality_text
 from mmlml.pseudo_labellers import (BasePseudoLabeller, all_ranks_agree,
                                     load_scores, parts_dir_of, remove_parts,
                                     save_scores, score_dataset,
@@ -345,20 +346,26 @@ class VLPseudoLabelHook(LabelStoreHook):
         return scores, source
 
     def _summary(self, selected, num_images: int) -> str:
-        """How many pseudo-labels, and the precision of the
-        pseudo-positives against the full labels the dataset keeps."""
+        """How many pseudo-labels, and how they agree with the known labels
+        of the annotation that the dataset keeps, in the words of the
+        training log of a label file
+        (:func:`~mmlml.datasets.partial.statistics.quality_text`): labels
+        the annotation leaves unknown are counted apart."""
         positive = selected.values == 1
         if self.thresholds['soft']:
             return (f'{len(selected.values)} soft pseudo-labels on '
                     f'{num_images} training images')
-        full = torch.from_numpy(self.dataset.full_labels)
-        hits = full[selected.samples[positive], selected.classes[positive]]
+        samples = selected.samples.cpu().numpy()
+        classes = selected.classes.cpu().numpy()
+        unknown = self.dataset.annotation_unknown
+        # The chosen entries as one column: the counts are per entry.
+        quality = known_label_quality(
+            np.where(positive.cpu().numpy(), 1, -1).astype(np.int8)[:, None],
+            self.dataset.full_labels[samples, classes][:, None],
+            None if unknown is None else unknown[samples, classes][:, None])
         num_positive = int(positive.sum())
-        precision = (f'{100 * float(hits.float().mean()):.1f}%'
-                     if num_positive else 'n/a')
         num_negative = int((selected.values == 0).sum())
         return (f'{num_positive} pseudo-positives '
-                f'({num_positive / max(num_images, 1):.2f} per image, '
-                f'precision {precision} against the full labels) and '
+                f'({num_positive / max(num_images, 1):.2f} per image) and '
                 f'{num_negative} pseudo-negatives on {num_images} training '
-                'images')
+                'images; ' + quality_text(quality, 'pseudo-positives'))

@@ -691,10 +691,11 @@ def test_statistics_equal_the_whole_matrix_formulas(tmp_path, monkeypatch):
         assert stats['num_observed_positives'] == int((obs == 1).sum())
         assert stats['num_observed_negatives'] == int((obs == -1).sum())
         assert stats['num_unannotated'] == int((obs == 0).sum())
+        known = ~dataset.annotation_unknown
         assert stats['num_false_observed_positives'] == int(
-            ((obs == 1) & (full == 0)).sum())
+            ((obs == 1) & (full == 0) & known).sum())
         assert stats['num_false_observed_negatives'] == int(
-            ((obs == -1) & (full == 1)).sum())
+            ((obs == -1) & (full == 1) & known).sum())
         assert stats['num_images_without_positive'] == int(
             (full.max(axis=1) == 0).sum())
         assert stats['num_images_without_observed_positive'] == int(

@@ -708,8 +708,10 @@ def test_file_mode_statistics(ann_file, tmp_path, monkeypatch):
     # The statistics (and a warning about images without positive).
     assert len([m for m in messages if 'no observed positive' not in m]) == 1
     assert f'[file {path}, split train]' in messages[0]
-    assert (f'{num_false_pos} observed positives are not positives '
-            f'(precision {100 * precision:.1f}%)') in messages[0]
+    assert (f'{num_false_pos} observed positives are negatives there, '
+            f'{num_false_neg} observed negatives are positives; '
+            f'{num_obs_pos} observed positives on known labels: precision '
+            f'{100 * precision:.1f}%') in messages[0]
     # Generated labels never contradict the full labels (and say nothing).
     generated = _build(ann_file, mode='ratio', ratio=0.5)
     stats = generated.statistics()

@@ -26,6 +26,7 @@ def test_summarise():
     labels = np.array([[1, 1, 1, -1], [1, 0, 0, 0]], dtype=np.int8)
     full = np.array([[1, 1, 0, 1], [0, 0, 1, 0]], dtype=np.uint8)
     summary = tool.summarise(observed, labels, full)
+    quality = summary.pop('quality')
     assert summary == dict(
         num_images=2,
         num_observed_positives=1,
@@ -34,6 +35,9 @@ def test_summarise():
         num_missing_positives=3,
         precision=1 / 3,
         recall=1 / 3)
+    # A fully labelled annotation: every entry decided on is known.
+    assert (quality['num_positives_on_known'],
+            quality['num_positives_on_unknown']) == (3, 0)
     nothing = tool.summarise(observed, observed, full)
     assert nothing['precision'] is None and nothing['recall'] == 0
 

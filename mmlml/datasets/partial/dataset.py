@@ -351,6 +351,16 @@ check_annotation_files`).
 
     @property
     @force_full_init
+    def annotation_unknown(self) -> Optional[np.ndarray]:
+        """np.ndarray or None: The labels of the selected samples that the
+        wrapped dataset's own annotation leaves unknown, an ``(len(self),
+        C)`` boolean matrix, or None when it leaves none (a fully labelled
+        annotation): with :attr:`full_labels`, the known labels that judge
+        other labels (:func:`~.statistics.known_label_quality`)."""
+        return self._unknown
+
+    @property
+    @force_full_init
     def observed_labels(self) -> np.ndarray:
         """np.ndarray: The observed labels of the selected samples, an
         ``(len(self), C)`` ``int8`` matrix of 1 (observed positive), 0
