@@ -38,9 +38,10 @@ from .photo_backgrounds import (WALLPAPER_MAX_SIDE, WALLPAPERS,
                                 find_wallpapers, load_background_files)
 
 __all__ = [
-    'PhotoCanvases', 'PHOTO_CATEGORIES', 'DRAWN_CATEGORIES', 'STAMP_FOLDERS',
-    'find_stamps_root', 'load_category_photos', 'load_backgrounds',
-    'write_stand_in_stamps'
+    'PhotoCanvases', 'PHOTO_CATEGORIES', 'FINE_PHOTO_CATEGORIES', 'TAXONOMIES',
+    'DRAWN_CATEGORIES', 'STAMP_FOLDERS', 'find_stamps_root', 'category_files',
+    'load_category_photos', 'load_backgrounds', 'write_stand_in_stamps',
+    'photo_pools'
 ]
 
 #: The classes and the folders of the package's stamp tree
@@ -68,6 +69,128 @@ PHOTO_CATEGORIES: Dict[str, Tuple[str, ...]] = {
     'planet_or_moon': ('space/planets', 'space/moon'),
     'sports_ball': ('sports', ),
     'vehicle': ('vehicles/auto', 'vehicles/emergency', 'military/vehicles'),
+}
+
+#: The finer classes of ``taxonomy='fine'`` (50 classes, 310 photographs,
+#: none a drawing): the photograph folders of the stamp tree, a folder
+#: that mixes kinds split by file name. An entry is a folder (all its PNG
+#: files) or a file pattern (``*.png`` names, relative to the tree); no
+#: file belongs to two classes. Ordered from the class with the most
+#: photographs to the one with the fewest, so that with ``class_skew``
+#: the frequent classes also have the most varied photographs (as in
+#: COCO, where the frequent classes have the most instances).
+FINE_PHOTO_CATEGORIES: Dict[str, Tuple[str, ...]] = {
+    'flower': ('plants/flowers', ),
+    'waterbird': ('animals/birds/*duck*.png', 'animals/birds/drake*.png',
+                  'animals/birds/gander*.png', 'animals/birds/heron*.png',
+                  'animals/birds/pelican*.png', 'animals/birds/*gull*.png',
+                  'animals/birds/*flamingo*.png', 'animals/birds/*crane*.png',
+                  'animals/birds/*penguin*.png'),
+    'planet_or_moon': ('space/planets', 'space/moon'),
+    'dollar_coin': ('symbols/money/us/coins', 'symbols/money/canadian/coins'),
+    'fruit_vegetable':
+    ('food/vegetables/*pepper*.png', 'food/vegetables/corn*.png',
+     'food/vegetables/eggplant*.png', 'food/vegetables/*squash*.png',
+     'food/vegetables/pumpkin*.png', 'food/vegetables/tomato*.png',
+     'plants/eggplant*.png'),
+    'reef_fish': ('animals/fish/*fish*.png', 'animals/fish/*groper*.png',
+                  'animals/fish/*trout*.png', 'animals/fish/*wrasse*.png',
+                  'animals/fish/seahorse*.png'),
+    'insect': ('animals/insects', ),
+    'rodent': ('animals/mammals/rodents', ),
+    'poultry': ('animals/birds/*chicken*.png', 'animals/birds/hen*.png',
+                'animals/birds/rooster*.png', 'animals/birds/turkey*.png',
+                'animals/birds/*guineafowl*.png', 'animals/birds/*pea*.png'),
+    'euro_coin': ('symbols/money/euro/coins', ),
+    'household_object': ('household/*ightbulb*.png', 'household/cylinder*.png',
+                         'household/key*.png', 'household/rubberduck*.png',
+                         'household/toilet*.png', 'household/*bin*.png',
+                         'household/garbagecan*.png'),
+    'kitchenware':
+    ('household/dishes', 'household/dishes/utensils', 'household/kettle*.png'),
+    'car': ('vehicles/auto', 'vehicles/emergency'),
+    'other_fruit': ('food/fruit/banana*.png', 'food/fruit/pineapple*.png',
+                    'food/fruit/kiwi*.png', 'food/fruit/cherimoya*.png',
+                    'food/fruit/pomegranate*.png', 'food/fruit/pear*.png',
+                    'plants/trees/rambutan*.png'),
+    'songbird': ('animals/birds/blackbird*.png', 'animals/birds/crow.png',
+                 'animals/birds/cuckoo*.png', 'animals/birds/lark*.png',
+                 'animals/birds/magpie*.png', 'animals/birds/pigeon*.png'),
+    'cattle':
+    ('animals/mammals/bovines/bi*.png', 'animals/mammals/bovines/bull*.png',
+     'animals/mammals/bovines/cow*.png', 'animals/mammals/bovines/yak*.png',
+     'animals/mammals/bovines/zebu*.png'),
+    'citrus': ('food/fruit/lemon*.png', 'food/fruit/mandarine*.png',
+               'food/fruit/orange*.png', 'food/fruit/sliced_*.png'),
+    'root_vegetable':
+    ('food/vegetables/carrot*.png', 'food/vegetables/garlic*.png',
+     'food/vegetables/onion*.png', 'food/vegetables/potato*.png',
+     'food/vegetables/yam*.png'),
+    'string_instrument': ('hobbies/music/string', ),
+    'yen_coin': ('symbols/money/japanese', ),
+    'ball': ('sports/*ball*.png', 'sports/*football*.png',
+             'sports/soccer*.png'),
+    'large_mammal':
+    ('animals/mammals/elephant*.png', 'animals/mammals/giraffe*.png',
+     'animals/mammals/hippo*.png', 'animals/mammals/rhino*.png',
+     'animals/mammals/camel'),
+    'tree': ('plants/trees/birch*.png', 'plants/trees/holm_oak*.png',
+             'plants/trees/*palm*.png', 'plants/trees/tree*.png',
+             'plants/trees/holly*.png', 'plants/trees/pinecone*.png'),
+    'goat_or_sheep': ('animals/mammals/bovines/*goat*.png',
+                      'animals/mammals/bovines/ram*.png',
+                      'animals/mammals/bovines/sheep*.png'),
+    'apple': ('food/fruit/apple*.png', ),
+    'stone_fruit': ('food/fruit/*pricot*.png', 'food/fruit/Cherry*.png',
+                    'food/fruit/mango*.png', 'food/fruit/avocado*.png'),
+    'hand_tool': ('household/tools/hammer*.png', 'household/tools/mallet*.png',
+                  'household/tools/saw*.png', 'household/tools/spade*.png',
+                  'household/tools/paintbrush*.png'),
+    'deer_or_antelope': ('animals/mammals/deer',
+                         'animals/mammals/bovines/*blackbuck*.png'),
+    'military_vehicle': ('military/vehicles', ),
+    'sea_mammal': ('animals/mammals/aquatic', ),
+    'other_instrument': ('hobbies/music/percussion', 'hobbies/music/brass',
+                         'hobbies/music/wind'),
+    'small_mammal':
+    ('animals/mammals/badger*.png', 'animals/mammals/echidna*.png',
+     'animals/mammals/ferret*.png', 'animals/mammals/hedgehog*.png',
+     'animals/mammals/rabbit*.png'),
+    'medical_item': ('medical/bandage*.png', 'medical/*thermometer*.png',
+                     'medical/stethoscope*.png', 'medical/syringe*.png'),
+    'wrench_or_pliers': ('household/tools/wrench*.png',
+                         'household/tools/pl*ers*.png'),
+    'measuring_or_kit': ('household/tools/measuring*.png',
+                         'household/tools/toolbox*.png',
+                         'household/tools/cementmixer*.png'),
+    'stationery': ('household/arttools', ),
+    'wildebeest': ('animals/mammals/bovines/gnu*.png', ),
+    'horse': ('animals/mammals/equines', ),
+    'pig': ('animals/mammals/pig*.png', 'animals/mammals/wildboar*.png'),
+    'cat': ('animals/mammals/cats', ),
+    'parrot_or_toucan':
+    ('animals/birds/*rosella*.png', 'animals/birds/*lorikeet*.png',
+     'animals/birds/quetzal*.png', 'animals/birds/tucan*.png'),
+    'large_bird': ('animals/birds/ostrich*.png', 'animals/birds/nandou*.png',
+                   'animals/birds/owl*.png', 'animals/birds/vulture*.png'),
+    'crustacean_or_shell': ('animals/fish/lobster*.png',
+                            'animals/fish/shrimp*.png', 'animals/shellfish'),
+    'berry': ('food/fruit/*trawberry*.png', 'food/fruit/raspberry*.png',
+              'food/fruit/grapes*.png'),
+    'leafy_vegetable': ('food/vegetables/broccoli*.png',
+                        'food/vegetables/*lettuce*.png',
+                        'plants/lettuce*.png'),
+    'mushroom': ('plants/mushrooms', 'food/vegetables/mushroom*.png'),
+    'nut': ('food/nuts', ),
+    'ape': ('animals/mammals/apes', ),
+    'dog': ('animals/mammals/dogs', ),
+    'marsupial': ('animals/marsupials', ),
+}
+
+#: The class lists of the ``taxonomy`` argument.
+TAXONOMIES: Dict[str, Dict[str, Tuple[str, ...]]] = {
+    'coarse': PHOTO_CATEGORIES,
+    'fine': FINE_PHOTO_CATEGORIES,
 }
 
 #: Categories whose stamps are drawings, added with ``drawings=True``.
@@ -98,7 +221,8 @@ _POOL_SEED = 20261
 GENERATOR_VERSION = 1
 #: The settings added since version 1, left out of the cache key at their
 #: defaults (so that the canvases of version 1 keep their key).
-_SINCE_VERSION_1 = ('backgrounds', 'class_skew')
+_SINCE_VERSION_1 = ('backgrounds', 'class_skew', 'taxonomy',
+                    'disjoint_min_photos')
 _PLACEMENT_TRIES = 30
 
 
@@ -145,13 +269,28 @@ def _read_rgba(path: str, max_side: int) -> np.ndarray:
     return image
 
 
+def category_files(root: str, entries: Sequence[str]) -> List[str]:
+    """The PNG files of one class under ``root``, sorted: every PNG file
+    of each entry that is a folder, the files that match each entry that
+    is a pattern (ending in ``.png``)."""
+    return sorted({
+        path
+        for entry in entries
+        for path in glob.glob(
+            osp.join(
+                root,
+                entry if entry.endswith('.png') else osp.join(entry, '*.png')))
+    })
+
+
 @functools.lru_cache(maxsize=4)
 def load_category_photos(root: str,
                          categories: Tuple[Tuple[str, Tuple[str, ...]], ...],
                          max_side: int) -> Tuple[Tuple[np.ndarray, ...], ...]:
     """The photographs of each category (BGRA ``uint8``, longest side at
     most ``max_side``, sorted by file name), read from the folders of
-    ``categories`` (pairs of a name and its folders) under ``root``.
+    ``categories`` (pairs of a name and its folders or file patterns, see
+    :func:`category_files`) under ``root``.
 
     Raises:
         ValueError: A category has fewer than 3 photographs (a damaged or
@@ -159,9 +298,7 @@ def load_category_photos(root: str,
     """
     photos = []
     for name, folders in categories:
-        files = sorted(
-            path for folder in folders
-            for path in glob.glob(osp.join(root, folder, '*.png')))
+        files = category_files(root, folders)
         if len(files) < 3:
             raise ValueError(
                 f'{root}: the category {name!r} has {len(files)} '
@@ -187,19 +324,29 @@ def load_backgrounds() -> Tuple[np.ndarray, ...]:
 def write_stand_in_stamps(folder: str,
                           photos_per_category: int = 3,
                           size: int = 32,
-                          drawings: bool = False) -> str:
+                          drawings: bool = False,
+                          taxonomy: str = 'coarse') -> str:
     """Write a small generated stand-in of the package's stamp tree into
-    ``folder`` and return it: for every category of
-    :data:`PHOTO_CATEGORIES` (and :data:`DRAWN_CATEGORIES` if
-    ``drawings``), ``photos_per_category`` RGBA PNGs in its first folder,
-    a filled ellipse of the category's own hue and aspect (its photographs
-    differ in shade) on a transparent ground. For tests and for trying the
-    domain where the package is absent; it is not a benchmark."""
-    categories = dict(PHOTO_CATEGORIES)
+    ``folder`` and return it: for every category of ``taxonomy``
+    (:data:`TAXONOMIES`; and :data:`DRAWN_CATEGORIES` if ``drawings``),
+    ``photos_per_category`` RGBA PNGs in its first folder (or named to
+    match its first file pattern), a filled ellipse of the category's own
+    hue and aspect (its photographs differ in shade) on a transparent
+    ground. For tests and for trying the domain where the package is
+    absent; it is not a benchmark."""
+    if taxonomy not in TAXONOMIES:
+        raise ValueError(f'write_stand_in_stamps: taxonomy must be one of '
+                         f'{tuple(TAXONOMIES)}, got {taxonomy!r}')
+    categories = dict(TAXONOMIES[taxonomy])
     if drawings:
         categories.update(DRAWN_CATEGORIES)
     for cls, folders in enumerate(categories.values()):
-        path = osp.join(folder, folders[0])
+        first = folders[0]
+        # A pattern's stand-ins are named by it ('*duck*.png':
+        # 'stand_in_0duck.png'); a folder's are in it.
+        path, name = ((osp.join(folder, osp.dirname(first)),
+                       osp.basename(first)) if first.endswith('.png') else
+                      (osp.join(folder, first), 'stand_in_*.png'))
         os.makedirs(path, exist_ok=True)
         hue = int(180 * cls / len(categories))
         axes = (size // 2 - 1, max(2, (size // 2 - 1) * (1 + cls % 3) // 3))
@@ -210,19 +357,29 @@ def write_stand_in_stamps(folder: str,
                 cv2.COLOR_HSV2BGR)[0, 0].tolist()
             cv2.ellipse(image, (size // 2, size // 2), axes, 0, 0, 360,
                         colour + [255], -1)
-            cv2.imwrite(osp.join(path, f'stand_in_{index}.png'), image)
+            file = name.replace('*', f'stand_in_{index}', 1).replace('*', '')
+            cv2.imwrite(osp.join(path, file), image)
     return folder
 
 
-def photo_pools(counts: Sequence[int]) -> List[Dict[str, np.ndarray]]:
+def photo_pools(counts: Sequence[int],
+                min_photos: int = 1) -> List[Dict[str, np.ndarray]]:
     """Split each category's photographs (``counts[c]`` of them) into the
     disjoint pools of :data:`POOLS` with a fixed seed, every pool holding
-    at least one; returns one ``{pool: indices}`` per category."""
+    at least ``min_photos``; returns one ``{pool: indices}`` per category.
+    A category with fewer than ``3 * min_photos`` photographs is not split:
+    each of its pools holds all of them (the statistics report the share
+    of photographs seen in training that this leaves)."""
     rng = np.random.default_rng(_POOL_SEED)
     pools = []
     for count in counts:
         order = rng.permutation(count)
-        sizes = [max(1, int(round(frac * count))) for _, frac in POOLS]
+        if count < len(POOLS) * min_photos:
+            pools.append({name: np.arange(count) for name, _ in POOLS})
+            continue
+        sizes = [
+            max(min_photos, int(round(frac * count))) for _, frac in POOLS
+        ]
         sizes[0] = count - sum(sizes[1:])
         ends = np.cumsum(sizes)
         pools.append({
@@ -239,9 +396,10 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
 
     Every image is a canvas with 1 to ``len(object_counts)`` objects of
     distinct classes; its labels are their classes (:data:`PHOTO_CATEGORIES`,
-    18 classes, or 23 with ``drawings=True``). Each data info carries the
-    image (``uint8``, ``(img_size, img_size, 3)``, BGR like
-    ``LoadImageFromFile``) under ``img``, ``img_shape``, ``ori_shape``,
+    18 classes, or 23 with ``drawings=True``; with ``taxonomy='fine'``
+    :data:`FINE_PHOTO_CATEGORIES`, 50 classes of photographs). Each data
+    info carries the image (``uint8``, ``(img_size, img_size, 3)``, BGR
+    like ``LoadImageFromFile``) under ``img``, ``img_shape``, ``ori_shape``,
     ``gt_label`` (sorted class indices), ``photo_ids`` (``(class, index)``
     of the photographs pasted), ``object_boxes`` (their ``(top, left,
     height, width)``) and ``background_id`` (the index of its background
@@ -272,7 +430,10 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
     instance-disjoint variant: each class's photographs are split once
     into train (50%), val (20%) and test (30%) pools, as
     :class:`~mmlml.datasets.DigitCanvases` splits its scans (with 4 to 35
-    photographs per class, that variant is a few-shot problem). The
+    photographs per class, that variant is a few-shot problem); a class
+    with too few photographs to give every pool ``disjoint_min_photos``
+    is not split (its photographs serve every split, and the statistics
+    report the share seen in training). The
     validation canvases are those that
     :class:`~mmlml.datasets.PartialLabelDataset` splits off, so
     ``val_frac`` and ``split_seed`` must equal the wrapper's (it checks).
@@ -308,7 +469,14 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
             :data:`PHOTO_CATEGORIES`, weights in geometric progression): a
             long tail of class frequencies. Defaults to 1 (uniform).
         drawings (bool): Add the drawn categories
-            (:data:`DRAWN_CATEGORIES`). Defaults to False.
+            (:data:`DRAWN_CATEGORIES`; coarse taxonomy only). Defaults to
+            False.
+        taxonomy (str): The classes: ``'coarse'`` (:data:`PHOTO_CATEGORIES`)
+            or ``'fine'`` (:data:`FINE_PHOTO_CATEGORIES`). Defaults to
+            ``'coarse'``.
+        disjoint_min_photos (int): With ``disjoint_photos``, the fewest
+            photographs of a class in each split's pool; a class with fewer
+            than three times as many is not split. Defaults to 1.
         stamps_root (str, optional): The stamp tree; see
             :func:`find_stamps_root`. Defaults to None.
         wallpapers_root (str, optional): The root the wallpapers' package
@@ -341,6 +509,8 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
         backgrounds=Choice('bundled', options=('bundled', 'wallpapers')),
         class_skew=Real(1, low=1),
         drawings=Flag(False),
+        taxonomy=Choice('coarse', options=tuple(TAXONOMIES)),
+        disjoint_min_photos=Integer(1, low=1),
         # The wrapper's declarations, so that the two agree.
         val_frac=VAL_FRAC,
         split_seed=SEED)
@@ -354,8 +524,13 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
             '{owner}: object_size must be (smallest, largest) with 0 < '
             'smallest <= largest <= 1, got {object_size}'),
         Rule(
-            lambda object_counts, drawings: len(object_counts) <= len(
-                PHOTO_CATEGORIES) + (len(DRAWN_CATEGORIES) if drawings else 0),
+            lambda drawings, taxonomy: not drawings or taxonomy == 'coarse',
+            "{owner}: drawings=True adds drawn classes to the coarse "
+            "taxonomy only; taxonomy={taxonomy!r} is photographs alone"),
+        Rule(
+            lambda object_counts, drawings, taxonomy: len(object_counts) <=
+            len(TAXONOMIES[taxonomy]) + (len(DRAWN_CATEGORIES)
+                                         if drawings else 0),
             '{owner}: object_counts {object_counts} allows more objects of '
             'distinct classes than there are classes'),
     )
@@ -373,6 +548,8 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
                  backgrounds: str = 'bundled',
                  class_skew: float = 1.,
                  drawings: bool = False,
+                 taxonomy: str = 'coarse',
+                 disjoint_min_photos: int = 1,
                  stamps_root: Optional[str] = None,
                  wallpapers_root: Optional[str] = None,
                  features: Optional[dict] = None,
@@ -391,12 +568,14 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
         self.backgrounds = backgrounds
         self.class_skew = class_skew
         self.drawings = drawings
+        self.taxonomy = taxonomy
+        self.disjoint_min_photos = disjoint_min_photos
         self.val_frac = val_frac
         self.split_seed = split_seed
         check_settings(self)
         total = sum(self.object_counts)
         self.object_counts = tuple(c / total for c in self.object_counts)
-        self.categories = dict(PHOTO_CATEGORIES)
+        self.categories = dict(TAXONOMIES[self.taxonomy])
         if self.drawings:
             self.categories.update(DRAWN_CATEGORIES)
         self.stamps_root = find_stamps_root(stamps_root)
@@ -539,7 +718,8 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
             self.wallpapers, WALLPAPER_MAX_SIDE)
         stream = SPLIT_STREAMS[self.split]
         if self.disjoint_photos:
-            split_pools = photo_pools([len(p) for p in photos])
+            split_pools = photo_pools([len(p) for p in photos],
+                                      self.disjoint_min_photos)
         every = [np.arange(len(p)) for p in photos]
         every_background = np.arange(len(backgrounds))
         if self.backgrounds == 'wallpapers':
@@ -569,10 +749,9 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
         the generator's arguments and version, and the content of the
         photographs and backgrounds (a digest of each file: photographs
         replaced by others of the same size make another key)."""
-        files = sorted(
-            (osp.relpath(path, self.stamps_root), file_digest(path))
-            for folders in self.categories.values() for folder in folders
-            for path in glob.glob(osp.join(self.stamps_root, folder, '*.png')))
+        files = sorted((osp.relpath(path, self.stamps_root), file_digest(path))
+                       for folders in self.categories.values()
+                       for path in category_files(self.stamps_root, folders))
         # The declared settings (``drawings`` through the categories).
         settings = {
             name: getattr(self, name)

@@ -1,8 +1,9 @@
 """What a real-photo benchmark record states about its domain
 (:class:`~mmlml.datasets.PhotoCanvases`): the density and the long tail of
 the labels, the share of the positives that each partial-label setting
-hides, and how much of the validation and test material the training
-canvases show. Computed from the canvases' layout (no pixels, seconds).
+hides, the share of positives among the labels that AN assumes negative,
+and how much of the validation and test material the training canvases
+show. Computed from the canvases' layout (no pixels, seconds).
 """
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -12,8 +13,9 @@ from ..partial.protocol import PartialLabelProtocol
 from .photo_canvases import PhotoCanvases
 
 __all__ = [
-    'SETTINGS', 'domain_statistics', 'config_statistics',
-    'hidden_positive_share'
+    'SETTINGS', 'AN_SETTINGS', 'domain_statistics', 'config_statistics',
+    'hidden_positive_share', 'assumed_negatives_positive_share',
+    'single_positives_per_class'
 ]
 
 #: The partial-label settings of the benchmark, by their record names:
@@ -23,6 +25,23 @@ SETTINGS: Dict[str, Tuple[str, Optional[float]]] = {
     'r0.5': ('ratio', 0.5),
     'r0.8': ('ratio', 0.8),
 }
+#: The settings of ``assumed_negatives_positive_share``: those of
+#: :data:`SETTINGS` and all labels (``full``, r = 0: nothing AN assumes
+#: negative is a positive).
+AN_SETTINGS: Dict[str, Tuple[str, Optional[float]]] = dict(
+    SETTINGS, full=('full', None))
+
+
+def _observed(full: np.ndarray, mode: str, ratio: Optional[float],
+              seed: int) -> np.ndarray:
+    """The observed positives (1, else 0) of the partial labels of
+    ``(mode, ratio, seed)`` drawn over all rows of ``full``, as
+    :class:`~mmlml.datasets.PartialLabelDataset` draws them; ``'full'``
+    observes every positive."""
+    if mode == 'full':
+        return (full == 1).astype(np.uint8)
+    observed = PartialLabelProtocol(mode, ratio, seed).generate(full)
+    return (observed == 1).astype(np.uint8)
 
 
 def hidden_positive_share(full: np.ndarray, rows: np.ndarray, mode: str,
@@ -31,9 +50,31 @@ def hidden_positive_share(full: np.ndarray, rows: np.ndarray, mode: str,
     that the partial labels of ``(mode, ratio, seed)`` hide, the labels
     drawn over all rows as :class:`~mmlml.datasets.PartialLabelDataset`
     draws them (then the rows taken)."""
-    observed = PartialLabelProtocol(mode, ratio, seed).generate(full)
+    observed = _observed(full, mode, ratio, seed)
     positives = int(full[rows].sum())
     return 1 - int(observed[rows].sum()) / positives if positives else 0.
+
+
+def assumed_negatives_positive_share(full: np.ndarray, rows: np.ndarray,
+                                     mode: str, ratio: Optional[float],
+                                     seed: int) -> float:
+    """The share of positives (in the full labels ``full``) among the
+    labels of ``rows`` that AN assumes negative, every label not observed
+    positive in the partial labels of ``(mode, ratio, seed)`` (drawn as in
+    :func:`hidden_positive_share`): the label noise AN trains on. In single
+    positive it is ``(k - 1) / (C - 1)`` for ``k`` positives per image and
+    ``C`` classes; 0 with all labels (``mode='full'``)."""
+    observed = _observed(full, mode, ratio, seed)[rows]
+    assumed = observed == 0
+    count = int(assumed.sum())
+    return int((full[rows] == 1)[assumed].sum()) / count if count else 0.
+
+
+def single_positives_per_class(full: np.ndarray, rows: np.ndarray,
+                               seed: int) -> np.ndarray:
+    """The number of single positive labels of each class among ``rows``
+    (the labels of ``seed`` drawn over all rows of ``full``)."""
+    return _observed(full, 'single_positive', None, seed)[rows].sum(0)
 
 
 def _seen_share(items: List[Set], seen: Set) -> float:
@@ -68,6 +109,11 @@ def domain_statistics(train: PhotoCanvases,
         a class); ``hidden_positive_share`` (per setting of
         :data:`SETTINGS`, the share of their positives hidden, averaged
         over the distinct ``label_seeds``);
+        ``assumed_negatives_positive_share`` (per setting of
+        :data:`AN_SETTINGS`, the share of positives among the labels AN
+        assumes negative, :func:`assumed_negatives_positive_share`,
+        averaged likewise); ``single_positives_per_class`` (the fewest and
+        the mean single positive labels of a class, averaged likewise);
         ``test_photographs_seen_in_training`` and
         ``val_photographs_seen_in_training`` (the share of the objects of
         the test or validation canvases whose photograph is on a training
@@ -107,6 +153,17 @@ def domain_statistics(train: PhotoCanvases,
             ]))
         for name, (mode, ratio) in SETTINGS.items()
     }
+    assumed = {
+        name:
+        float(
+            np.mean([
+                assumed_negatives_positive_share(full, rows, mode, ratio, seed)
+                for seed in seeds
+            ]))
+        for name, (mode, ratio) in AN_SETTINGS.items()
+    }
+    singles = np.array(
+        [single_positives_per_class(full, rows, seed) for seed in seeds])
     trained = [infos[row] for row in rows]
     seen_photos = {tuple(p) for info in trained for p in info['photo_ids']}
     seen_backgrounds = {info['background_id'] for info in trained}
@@ -130,6 +187,14 @@ def domain_statistics(train: PhotoCanvases,
             name: round(share, digits)
             for name, share in hidden.items()
         },
+        assumed_negatives_positive_share={
+            name: round(share, digits)
+            for name, share in assumed.items()
+        },
+        single_positives_per_class=[
+            round(float(singles.min(1).mean()), digits),
+            round(float(singles.mean()), digits)
+        ],
         test_photographs_seen_in_training=round(
             _seen_share(photos(test_infos), seen_photos), digits),
         val_photographs_seen_in_training=round(
