@@ -53,8 +53,8 @@ def _quality_counts(labels: np.ndarray, full: np.ndarray,
     Two boolean buffers of the block's size, whatever is counted (the
     statistics of a label file are counted while the wrapper holds its
     matrices, at OpenImages' scale)."""
-    annotated_positive = (full.view(bool) if full.dtype in (np.uint8, bool)
-                          else full == 1)
+    annotated_positive = (
+        full.view(bool) if full.dtype in (np.uint8, bool) else full == 1)
     positive = labels == 1
     _and(positive, entries)
     scratch = np.empty_like(positive)
