@@ -15,11 +15,15 @@
 # reuses what runs; `stop` ends only the processes it started.
 set -euo pipefail
 ACTION=${1:-status}
-STATE=${MMLML_TESTBED_DIR:-/var/tmp/mmlml-testbed}
+STATE=$(realpath -m "${MMLML_TESTBED_DIR:-/var/tmp/mmlml-testbed}")
 PARTITION=mmlml
 PG_PORT=${MMLML_TESTBED_PG_PORT:-54329}
 DATABASE=mmlml_test
 MARK='# written by tools/cluster_testbed.sh'
+
+# From /: PostgreSQL's commands run as the postgres user, who may not enter
+# the caller's directory (each would print "could not change directory").
+cd /
 
 say() { echo "[cluster_testbed] $*" >&2; }
 fail() { say "$*"; exit 2; }

@@ -27,4 +27,4 @@ done
 if [ "$ONE_PROCESS" = 0 ]; then
     export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 fi
-exec python -m pytest "${WORKERS[@]}" "$@"
+exec "$PYTHON" -m pytest "${WORKERS[@]}" "$@"

@@ -56,6 +56,7 @@ KNOWN_KINDS = {
     'cp': 'copies a file of a dataset',
     'torchrun': 'the distributed launcher (the tool it runs is checked)',
     'srun': 'the slurm launcher (the tool it runs is checked)',
+    'source': 'activates the project environment (test_readme_environment)',
 }
 
 #: Words that stand for a value the reader supplies. A command may use
