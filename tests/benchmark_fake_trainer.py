@@ -3,8 +3,10 @@ line, no training. The validation mAP is a function of the learning rate
 and the seed (``80 - 10 |lr - 0.1| + seed / 10``), reached linearly over
 the epochs; each epoch is reported to the sweep's pruning hook when one
 is given, which may end the run. ``FAKE_EPOCH_SECONDS`` makes each epoch
-take that long (a worker can be killed mid-run); ``FAKE_FAIL`` makes the
-run fail."""
+take that long (a worker can be killed mid-run); ``FAKE_GATE`` (a path)
+makes each run wait until that file exists (a test holds runs until it
+has seen what it checks, with no race against their end); ``FAKE_FAIL``
+makes the run fail."""
 import argparse
 import ast
 import json
@@ -65,6 +67,9 @@ def main():
         max_epochs=epochs,
         train_loop=loop,
         logger=types.SimpleNamespace(info=print))
+    gate = os.environ.get('FAKE_GATE')
+    while gate and not osp.exists(gate):
+        time.sleep(0.1)
     for epoch in range(1, epochs + 1):
         time.sleep(float(os.environ.get('FAKE_EPOCH_SECONDS', 0)))
         runner.epoch = epoch

@@ -46,12 +46,15 @@ LAYERS: List[Dict[str, List[str]]] = [
     {
         'hooks': ['mmlml.hooks'],
         # The sweep's part that runs inside a training run: the pruning
-        # hook (registered by ``import mmlml``), its pruner, the storage
-        # and the config keys that the pruner reads.
+        # hook (registered by ``import mmlml``), the pruning component that
+        # builds its pruner from the sweep's spec, its pruner, the storage,
+        # the config keys that the pruner reads and the trial's fields that
+        # the hook writes.
         'sweep in training': [
-            'mmlml.benchmark.optuna_pruning_hook',
+            'mmlml.benchmark.optuna_pruning_hook', 'mmlml.benchmark.pruning',
             'mmlml.benchmark.same_schedule_successive_halving_pruner',
-            'mmlml.benchmark.optuna_storage', 'mmlml.benchmark.config_keys'
+            'mmlml.benchmark.optuna_storage', 'mmlml.benchmark.config_keys',
+            'mmlml.benchmark.trial_record'
         ]
     },
     {
@@ -183,7 +186,7 @@ def test_the_graph_sees_deferred_and_relative_imports():
     assert 'mmlml.compat.checkpoint_policy' in graph[
         'mmlml.compat.stack_repairs']
     # Relative, inside a method.
-    assert 'mmlml.benchmark.same_schedule_successive_halving_pruner' in graph[
+    assert 'mmlml.benchmark.pruning' in graph[
         'mmlml.benchmark.optuna_pruning_hook']
     # Absolute, inside a function.
     assert 'mmlml.cli.smoke_config' in graph[

@@ -16,10 +16,11 @@ on where it was when the same command runs again, and ``--join`` adds
 workers to a running one. Tuning runs are pruned by successive halving
 among the runs of their schedule and seed, from the epoch after their
 method's warm-up on
-(:class:`mmlml.benchmark.optuna_pruning_hook.OptunaPruningHook`); the
-seeds are never pruned. ``--replay-unpruned N`` replays the tuning of N
-(config, setting) groups without pruning and records whether pruning
-changed their choice.
+(:class:`mmlml.benchmark.optuna_pruning_hook.OptunaPruningHook`;
+``--pruner`` names another, :mod:`mmlml.benchmark.pruning`); the seeds
+and the ``full`` setting's tuning are never pruned. ``--replay-unpruned
+N`` replays the tuning of N (config, setting) groups without pruning and
+records whether pruning changed their choice.
 
 Every run fine-tunes the config's pretrained backbone on the partial
 labels of its setting, keeps the checkpoint with the best validation mAP
@@ -48,6 +49,7 @@ each trial's learning rate, searched as in ``finetune``).
 import os
 import os.path as osp
 import shlex
+import signal
 import subprocess
 import sys
 from typing import Optional
@@ -56,14 +58,15 @@ from mmengine.config import Config
 
 from mmlml.benchmark import docs_check
 from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
-                                 add_worker_arguments, pruning, run_workers,
-                                 search_rules)
+                                 add_worker_arguments, interrupted, pruning,
+                                 run_workers, search_rules, stopped)
 from mmlml.benchmark.optuna_storage import storage_path
 from mmlml.benchmark.record import (check_ledger, definition_from_ledger,
                                     export, import_ledger, read_json)
 from mmlml.benchmark.report import report, report_args, write_reports
 from mmlml.benchmark.settings import (IMPOSED_SETTINGS, MODES, domain_file,
                                       domains)
+from mmlml.benchmark.stored_definition import file_key
 from mmlml.benchmark.sweep import Sweep, abs_path, repo_path
 from mmlml.cli import check_checkout, check_output, tool_parser
 
@@ -309,8 +312,10 @@ def run(args) -> dict:
     if reports and not args.out:
         raise ValueError(f'{", ".join(reports)} are written from the record '
                          'of the sweep: give --out too')
+    # What the command names: its configs and its work directory.
+    trusted = args.configs + [args.work_dir]
     sweep = Sweep(
-        args.storage, args.study, must_exist=args.join, trusted=args.configs)
+        args.storage, args.study, must_exist=args.join, trusted=trusted)
     if args.join:
         # The stored configs are inputs too: no output over them.
         check_outputs(
@@ -343,7 +348,7 @@ def run(args) -> dict:
             args.storage,
             args.study,
             osp.join(sweep.definition['work_dir'], 'submitit'),
-            trusted=args.configs)
+            trusted=trusted)
     else:
         worker_errors = []
     state = sweep.advance() if args.workers else dict(errors=[])
@@ -376,8 +381,10 @@ def describe_sweep(sweep: Sweep) -> None:
     definition = sweep.definition  # checked: data of this checkout
     lines = [f'[benchmark] joining sweep {sweep.name} in {sweep.spec}:']
     for config in definition['configs']:
-        lines.append(f'  config {osp.realpath(abs_path(config))} (sha256 '
-                     f'{definition["digests"][config][:12]})')
+        path = osp.realpath(abs_path(config))
+        files = definition['digests'][config]
+        lines.append(f'  config {path} (sha256 {files[file_key(path)][:12]}; '
+                     f'{len(files)} files read for it, each unchanged)')
     domain = definition.get('domain') or "the configs' own"
     lines.append(f'  settings {" ".join(definition["settings"])}; modes '
                  f'{" ".join(definition["modes"])}; domain {domain}')
@@ -428,7 +435,10 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
+    signal.signal(signal.SIGTERM, interrupted)  # stops as Ctrl-C does
     try:
         main()
     except (FileExistsError, ValueError) as error:  # one line, no traceback
         raise SystemExit(f'[benchmark] {error}') from None
+    except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: one line
+        raise stopped('benchmark', stop) from None

@@ -18,125 +18,32 @@ fails does not end the comparison: its error is printed where it happens,
 the other configs run, the final table lists it with its one-line reason,
 and the tool exits with a non-zero status after the table.
 
+Each run is :func:`mmlml.benchmark.trial_training.train_trial` (what a
+benchmark worker runs for a trial).
+
 Progress: MMEngine's log prints a training line with the run's ETA at
 least four times an epoch, and before each run stderr says which run of
 how many is next, the time elapsed and the estimated time left.
 """
 import json
-import math
 import os.path as osp
-import re
-import time
 import traceback
 
-from mmengine.config import Config
 from mmengine.dist import is_main_process
-from mmengine.hooks import Hook, LoggerHook
-from mmengine.runner import EpochBasedTrainLoop, Runner
 
 import mmlml  # noqa: F401
-from mmlml.benchmark.results import COLUMNS, aggregate, summarise
+from mmlml.benchmark.results import COLUMNS, aggregate
+from mmlml.benchmark.trial_training import (LogIntervalHook, failure_reason,
+                                            missing_label_file)
+from mmlml.benchmark.trial_training import train_trial as run
 from mmlml.cli import (add_cfg_options_argument, add_force_argument,
                        add_launcher_arguments, check_output, tool_parser)
-from mmlml.datasets.checks import check_config_annotation_files
 from mmlml.utils.progress_line import ProgressLine
 
-DIAGNOSTICS = ('score_pos', 'score_neg', 'recall', 'precision', 'auc')
-
-
-def missing_label_file(config: str, cfg_options=None):
-    """The ``label_file`` that the training set of ``config`` reads and that
-    does not exist yet (the second stage of a two-stage config, e.g.
-    configs/demo/pseudo_label.py, before its first stage ran), else None."""
-    cfg = Config.fromfile(config)
-    if cfg_options:
-        cfg.merge_from_dict(cfg_options)
-    dataset = cfg.get('train_dataloader', {}).get('dataset')
-    while isinstance(dataset, dict):
-        path = dataset.get('label_file')
-        if path is not None and not osp.exists(path):
-            return path
-        dataset = dataset.get('dataset')
-    return None
-
-
-class LogIntervalHook(Hook):
-    """Log at least four training lines an epoch (with MMEngine's ETA):
-    lowers the ``LoggerHook`` interval to a quarter of an epoch where it is
-    longer (the configs' 50 iterations are most of a demo epoch, minutes on
-    a loaded machine)."""
-
-    priority = 'VERY_LOW'
-
-    def before_train(self, runner) -> None:
-        if not isinstance(runner.train_loop, EpochBasedTrainLoop):
-            return
-        quarter = max(1, math.ceil(len(runner.train_dataloader) / 4))
-        for hook in runner.hooks:
-            if isinstance(hook, LoggerHook) and hook.interval > quarter:
-                hook.interval = quarter
-
-
-def run(config: str,
-        work_root: str,
-        seed=None,
-        cfg_options=None,
-        diagnostics: bool = False,
-        extra_hooks=(),
-        launcher: str = 'none') -> dict:
-    """Train one config (with the given training seed, else the config's),
-    test its best checkpoint, return the summary. With ``diagnostics``, a
-    ``MissingLabelDiagnosticsHook`` also reports how the last training epoch
-    scored the labels missing from the annotations. ``extra_hooks`` are
-    added to the config's ``custom_hooks`` (the benchmark sweep's pruning
-    hook); ``launcher`` is MMEngine's (``'pytorch'`` under torchrun)."""
-    cfg = Config.fromfile(config)
-    if cfg_options:
-        cfg.merge_from_dict(cfg_options)
-    name = osp.splitext(osp.basename(config))[0]
-    cfg.work_dir = osp.join(work_root, name)
-    if seed is not None:
-        cfg.randomness = dict(cfg.get('randomness') or {}, seed=seed)
-        cfg.work_dir = osp.join(cfg.work_dir, f'seed{seed}')
-    cfg.launcher = launcher
-    hooks = list(extra_hooks)
-    if diagnostics:
-        hooks.append(dict(type='MissingLabelDiagnosticsHook'))
-    if hooks:
-        cfg.custom_hooks = list(cfg.get('custom_hooks') or []) + hooks
-    check_config_annotation_files(cfg)  # no pickle is loaded
-    start = time.time()
-    runner = Runner.from_cfg(cfg)
-    runner.register_hook(LogIntervalHook())
-    runner.train()
-    best = runner.message_hub.get_info('best_ckpt')
-    if best:
-        runner.load_checkpoint(best)
-    summary = summarise(runner.test())
-    summary['best checkpoint'] = best or 'last epoch'
-    # The validation mAP that selected it, its epoch and the number of
-    # epochs (for tuning on validation only: a best epoch that is the last
-    # asks for a longer schedule).
-    summary['val mAP'] = runner.message_hub.get_info('best_score')
-    found = re.search(r'epoch_(\d+)\.pth$', best or '')
-    summary['best epoch'] = int(found.group(1)) if found else runner.epoch
-    summary['epochs'] = runner.max_epochs
-    if diagnostics:
-        hub = runner.message_hub
-        summary['missing labels'] = {
-            name: hub.get_scalar(f'missing_label/{name}').current()
-            for name in DIAGNOSTICS
-            if f'missing_label/{name}' in hub.log_scalars
-        }
-    summary['minutes'] = (time.time() - start) / 60
-    return summary
-
-
-def failure_reason(err: BaseException) -> str:
-    """The one-line reason of a failed run: the error's type and the first
-    line of its message."""
-    lines = str(err).strip().splitlines()
-    return f'{type(err).__name__}: {lines[0]}' if lines else type(err).__name__
+__all__ = [
+    'LogIntervalHook', 'failure_reason', 'missing_label_file', 'run',
+    'format_table', 'main'
+]
 
 
 def format_table(results: dict, baseline=None, failed=None) -> str:

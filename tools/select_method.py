@@ -26,18 +26,31 @@ are trials of a sweep in ``--storage``, run in this folder (your
 config's relative paths resolve here); running the command again goes
 on where it stopped, ``--retry-failed`` runs failed runs again, and
 the methods of the command are the selection (name fewer to drop some:
-their runs stay in the storage).
+their runs stay in the storage). A second command, on this machine or
+another that reaches the storage, adds workers with ``--join`` (the
+same CONFIG, and the same ``--work-dir``, ``--storage``, ``--study`` and
+``--smoke`` where the first named them): it runs the stored methods,
+search and overrides, once each method config in ``WORK_DIR/configs``
+is checked to be what this command writes for CONFIG (the storage holds
+data, not code).
 
 It prints the methods ranked by validation mAP (mean ± std over the
 seeds at each one's chosen point; methods within their seed spread
 share a rank; test metrics too, as ``tools/demo.py`` evaluates CONFIG's
 test split), warns where the order means little (one seed, a saturated
-validation split), and writes the best method's config, a short child of
-CONFIG at its chosen learning rate, epochs and key hyperparameter, to
-``--out``, ready for ``tools/train.py``. ``--smoke`` first checks in
+validation split) and where a chosen learning rate or number of epochs
+sits at a bound of the search (the best may lie beyond: widen
+``--lr-bounds``, raise ``--max-doublings``), and writes the best
+method's config, a short child of CONFIG at its chosen learning rate,
+epochs and key hyperparameter, to ``--out``, ready for
+``tools/train.py``. ``--smoke`` first checks in
 minutes that every method trains on your data (each run shrunk as
-``tools/train.py --smoke`` shrinks it, one seed, your own rate): it
-ranks nothing and writes no best config.
+``tools/train.py --smoke`` shrinks it, one seed, your own rate), after
+building and reading the first batch of your real training, validation
+and test dataloaders as the full selection's runs build them (a setting
+the full runs refuse, such as ``persistent_workers=True`` with
+``num_workers=0``, is refused here too): it ranks nothing and writes no
+best config.
 """
 import copy
 import os
@@ -59,10 +72,13 @@ from mmlml.benchmark.record import export
 from mmlml.benchmark.sweep import Sweep, SweepError, repo_path
 from mmlml.cli import (check_checkout, check_output, config_input_files,
                        tool_parser)
-from mmlml.cli.smoke_config import smoke_config
+from mmlml.cli.smoke_config import (check_dataloaders, smoke_config,
+                                    used_dataloaders)
 
 #: The setting of every run: the config's own labels.
 SETTING, MODE = 'own', 'finetune'
+#: The methods of a selection that names none.
+DEFAULT_METHODS = ['an', 'hill', 'em_apl', 'gr']
 
 
 def _check_methods(parser, methods: list) -> None:
@@ -89,9 +105,9 @@ def parse_args(argv=None):
     parser.add_argument(
         '--methods',
         nargs='+',
-        default=['an', 'hill', 'em_apl', 'gr'],
         help='names of configs/demo/*.py; the selection is these methods '
-        '(default: %(default)s)')
+        f'(default: {" ".join(DEFAULT_METHODS)}; with --join the stored '
+        'ones)')
     add_run_arguments(parser, 'override settings of every run (and of --out)')
     parser.add_argument(
         '--work-dir',
@@ -121,6 +137,13 @@ def parse_args(argv=None):
         'weights, small images and batches, 2 epochs), once at the first '
         'seed and your own learning rate; it ranks nothing and writes no '
         'best config')
+    parser.add_argument(
+        '--join',
+        action='store_true',
+        help='add workers to the existing selection of CONFIG (--study in '
+        '--storage, of the same --work-dir and --smoke): its methods, '
+        'search and overrides are the stored ones, and its method configs '
+        'run once checked to be what this command writes for CONFIG')
     add_worker_arguments(parser, workers=1)
     parser.add_argument(
         '--out',
@@ -130,7 +153,12 @@ def parse_args(argv=None):
         parser.error(f'no config file {args.config}')
     if args.workers < 0 or args.threads < 1:
         parser.error('--workers must be >= 0 and --threads >= 1')
-    _check_methods(parser, args.methods)
+    if args.join and (args.methods or args.cfg_options):
+        parser.error('--join runs the stored selection, its methods and '
+                     'overrides: give no --methods or --cfg-options')
+    if not args.join:
+        args.methods = args.methods or list(DEFAULT_METHODS)
+        _check_methods(parser, args.methods)
     name = osp.splitext(osp.basename(args.config))[0]
     args.work_dir = args.work_dir or osp.join(
         'work_dirs', 'select_method', name + ('-smoke' if args.smoke else ''))
@@ -193,6 +221,20 @@ def _smoke(cfg: Config) -> None:
         checkpoint.update(interval=-1, save_last=False)
 
 
+def _check_real_dataloaders(args, user: Config) -> None:
+    """``--smoke``: build and read the dataloaders of every split the full
+    selection's runs use, as they build them (the smoke runs shrink them:
+    no workers, small batches and images), so that what the full
+    selection refuses, the smoke refuses too."""
+    try:
+        check_dataloaders(user, used_dataloaders(user, test=True))
+    except ValueError as error:
+        raise SelectionError(
+            f'{args.config}: {error}; every method of the full selection '
+            'would be left out (--smoke checks the real dataloaders first)'
+        ) from None
+
+
 def _methods(args) -> dict:
     """Each method's config, checked before anything trains; a method
     that cannot run is left out with one line."""
@@ -249,6 +291,52 @@ def _define(args, sweep: Sweep, configs: dict, rules) -> None:
         _log(f'{sweep.retry_failed()} failed runs queued again')
 
 
+def _stored_selection(args) -> dict:
+    """``--join``: the stored definition of the selection (data, read but
+    not run); its methods and overrides become this command's."""
+    path = storage_path(args.storage)
+    if path is not None and not osp.isfile(path):
+        raise SelectionError(
+            f'{args.storage}: no selection to join (--storage, by default '
+            'WORK_DIR/select.db): start it with the same command without '
+            '--join')
+    stored = Sweep(
+        args.storage, args.study, must_exist=False).stored_definition()
+    options = stored.get('cfg_options') or {}
+    if not isinstance(options, dict):
+        raise SelectionError(f'{args.storage} (sweep {args.study!r}): its '
+                             'overrides are not a mapping of config keys')
+    args.cfg_options = dict(options)
+    return stored
+
+
+def _join(args, stored: dict) -> tuple:
+    """``--join``: the stored selection with its method configs, each
+    checked to be what this command writes for CONFIG
+    (:func:`~mmlml.benchmark.method_selection.joined_methods`), named to
+    the sweep as this command's; ``(sweep, cfgs, configs)``."""
+    where = f'{args.storage} (sweep {args.study!r})'
+    cfgs, configs = selection.joined_methods(
+        args.config,
+        stored,
+        args.work_dir,
+        where,
+        transform=_smoke if args.smoke else None)
+    args.methods = list(configs)
+    sweep = Sweep(
+        args.storage,
+        args.study,
+        must_exist=True,
+        trusted=list(configs.values()) + [args.work_dir])
+    _log(f'joining the selection {args.study} in {args.storage}: '
+         f'{" ".join(configs)} on {args.config} (method configs in '
+         f'{osp.join(args.work_dir, "configs")}, checked), runs in '
+         f'{args.work_dir}')
+    if args.retry_failed:
+        _log(f'{sweep.retry_failed()} failed runs queued again')
+    return sweep, cfgs, configs
+
+
 def _results(args, sweep: Sweep, names: list) -> tuple:
     """The finished methods' rows, the failed ones' errors, and the
     methods still running or queued."""
@@ -274,11 +362,17 @@ def best_config(cfg: Config, point: dict, cfg_options: dict) -> Config:
 
 def run(args) -> dict:
     """Check the validation split and the methods, write the method
-    configs, run the sweep, rank, write the best."""
+    configs, run the sweep, rank, write the best (``--join``: the stored
+    selection's methods, their configs checked, instead of new ones)."""
+    stored = _stored_selection(args) if args.join else None
     user = _user_config(args)
     selection.training_epochs(user, args.config)
     validation = selection.validation_labels(user, args.config)
-    rules = _search(args, user)
+    if stored is not None:
+        sweep, cfgs, configs = _join(args, stored)
+        rules = sweep.rules
+    else:
+        rules = _search(args, user)
     # --out is never one of the inputs: the config, the files it names,
     # the storage, the method configs the sweep runs (even with --force).
     check_output(
@@ -286,12 +380,15 @@ def run(args) -> dict:
         [args.config, storage_path(args.storage)] + config_input_files(user) +
         [osp.join(args.work_dir, 'configs', f'{m}.py') for m in args.methods],
         force=True)
-    _make_work_dir(args)
-    cfgs = _methods(args)
-    configs = selection.method_configs(args.config, cfgs, args.work_dir,
-                                       args.force)
-    sweep = Sweep(args.storage, args.study, must_exist=False)
-    _define(args, sweep, configs, rules)
+    if stored is None:
+        if args.smoke:
+            _check_real_dataloaders(args, user)
+        _make_work_dir(args)
+        cfgs = _methods(args)
+        configs = selection.method_configs(args.config, cfgs, args.work_dir,
+                                           args.force)
+        sweep = Sweep(args.storage, args.study, must_exist=False)
+        _define(args, sweep, configs, rules)
     if args.workers:
         _log(f'{len(configs)} methods x {len(rules.seeds)} seeds in '
              f'{args.storage}: {args.workers} {args.executor} workers; runs '
@@ -301,7 +398,7 @@ def run(args) -> dict:
             args.storage,
             args.study,
             osp.join(args.work_dir, 'submitit'),
-            trusted=list(configs.values()))
+            trusted=list(configs.values()) + [args.work_dir])
     rows, failed, missing = _results(args, sweep, list(configs))
     for name, error in failed.items():
         _log(f'{name} failed: {error}')
@@ -322,6 +419,7 @@ def run(args) -> dict:
     else:
         for line in ranking_warnings(ranked, validation):
             _log(f'warning: {line}')
+        result['at_bounds'] = _search_edges(args, user, sweep, ranked)
         result.update(_write_best(args, cfgs, ranked))
     if failed:
         raise SystemExit(
@@ -330,6 +428,21 @@ def run(args) -> dict:
             'cause and run the same command with --retry-failed, or leave '
             'it out of --methods')
     return result
+
+
+def _search_edges(args, user: Config, sweep: Sweep, ranked: list) -> list:
+    """Say where a method's chosen learning rate or epochs sit at a bound
+    of the search (:func:`~mmlml.benchmark.method_selection.search_edges`);
+    returns the lines."""
+    epochs = selection.training_epochs(user, args.config)
+    _, lr = selection.optimizer_rate(user, args.config)
+    lines = [
+        line for name, row in ranked
+        for line in selection.search_edges(name, row, sweep.rules, epochs, lr)
+    ]
+    for line in lines:
+        _log(f'warning: {line}')
+    return lines
 
 
 def _write_best(args, cfgs: dict, ranked: list) -> dict:

@@ -4,9 +4,13 @@
 (:mod:`.config_keys`), the settings and modes a run is put in
 (:mod:`.settings`), the sweep and its trials (:mod:`.sweep`) in their
 storage (:mod:`.optuna_storage`), the worker that runs them
-(:mod:`.worker`), how workers start (:mod:`.executors`: local or Slurm
-through submitit), the pruning of tuning runs (the hook a run reports
-with, :mod:`.optuna_pruning_hook`, its pruner,
+(:mod:`.worker`) with the training of a trial (:mod:`.trial_training`,
+also ``tools/demo.py``'s) and what a warm trial puts back
+(:mod:`.process_globals`), how workers start (:mod:`.executors`: local or Slurm
+through submitit), the pruning of tuning runs (the component that
+declares the pruners, their parameters and who may be pruned,
+:mod:`.pruning`, the hook a run reports with, :mod:`.optuna_pruning_hook`,
+its default pruner,
 :mod:`.same_schedule_successive_halving_pruner`, the first rung after a
 method's warm-up, :mod:`.method_warmup`, and the unpruned replay that
 checks its choices, :mod:`.unpruned_replay`), the options the tools share

@@ -11,21 +11,15 @@ from mmengine.config import DictAction
 from mmlml.cli import add_cfg_options_argument, add_force_argument
 from .executors import EXECUTORS, start_workers, stop_workers, wait_workers
 from .progress import SweepProgress
+from .pruning import add_pruning_arguments, spec_of_options, spec_options
 from .search import SearchRules
 from .sweep import Sweep
 
 __all__ = [
-    'PRUNING', 'add_run_arguments', 'add_search_arguments',
-    'add_worker_arguments', 'search_rules', 'pruning', 'pruning_options',
-    'run_workers'
+    'add_run_arguments', 'add_search_arguments', 'add_worker_arguments',
+    'search_rules', 'pruning', 'pruning_options', 'run_workers', 'interrupted',
+    'stopped'
 ]
-
-#: The pruning rule of the sweeps: successive halving
-#: (:class:`~.same_schedule_successive_halving_pruner.
-#: SameScheduleSuccessiveHalvingPruner`, through
-#: :class:`~.optuna_pruning_hook.OptunaPruningHook`); each run's first rung
-#: is the epoch after its method's warm-up.
-PRUNING = dict(reduction_factor=3, min_trials=2)
 
 
 def add_run_arguments(parser: argparse.ArgumentParser,
@@ -79,24 +73,7 @@ def add_search_arguments(parser: argparse.ArgumentParser,
         default=rules.max_doublings,
         help='how many times the epochs may double while the best '
         'validation epoch is the last (default: %(default)s)')
-    parser.add_argument(
-        '--no-prune',
-        action='store_true',
-        help='run every tuning run to its end')
-    parser.add_argument(
-        '--prune-eta',
-        type=int,
-        default=PRUNING['reduction_factor'],
-        help='successive halving\'s reduction factor: at each rung (the '
-        'epoch after the method\'s warm-up, then that times ETA, ...) one '
-        'tuning run in ETA of the same schedule goes on (default: '
-        '%(default)s)')
-    parser.add_argument(
-        '--prune-min-trials',
-        type=int,
-        default=PRUNING['min_trials'],
-        help='how many other runs of the schedule must have reached a rung '
-        'before a run is stopped there (default: %(default)s)')
+    add_pruning_arguments(parser)
 
 
 def search_rules(args, **overrides) -> SearchRules:
@@ -110,26 +87,16 @@ def search_rules(args, **overrides) -> SearchRules:
 
 
 def pruning(args) -> Optional[dict]:
-    """The sweep's ``prune`` setting of the options."""
-    if args.no_prune:
-        return None
-    if args.prune_eta < 2 or args.prune_min_trials < 1:
-        raise ValueError('--prune-eta must be >= 2 and --prune-min-trials '
-                         f'>= 1; got {args.prune_eta}, '
-                         f'{args.prune_min_trials}')
-    return dict(
-        reduction_factor=args.prune_eta, min_trials=args.prune_min_trials)
+    """The sweep's ``prune`` spec of the options
+    (:func:`~.pruning.spec_of_options`; a ``ValueError`` names an option
+    outside its bound)."""
+    return spec_of_options(args)
 
 
 def pruning_options(definition: dict) -> List[str]:
     """The options of a sweep's definition that :func:`pruning` and
     ``--replay-unpruned`` read, for the command that reproduces it."""
-    prune = definition.get('prune')
-    parts = [] if prune else ['--no-prune']
-    for key, option in (('reduction_factor', '--prune-eta'),
-                        ('min_trials', '--prune-min-trials')):
-        if prune and prune.get(key) != PRUNING[key]:
-            parts += [option, str(prune.get(key))]
+    parts = spec_options(definition.get('prune'))
     if definition.get('replay_unpruned'):
         parts += ['--replay-unpruned', str(definition['replay_unpruned'])]
     return parts
@@ -137,7 +104,8 @@ def pruning_options(definition: dict) -> List[str]:
 
 def add_worker_arguments(parser: argparse.ArgumentParser,
                          workers: int = 2) -> None:
-    """``--workers``, ``--threads``, ``--executor`` and ``--slurm``."""
+    """``--workers``, ``--threads``, ``--executor``, ``--slurm`` and
+    ``--trial-process``."""
     parser.add_argument(
         '--workers',
         type=int,
@@ -163,6 +131,13 @@ def add_worker_arguments(parser: argparse.ArgumentParser,
         help='submitit parameters of each worker job, e.g. '
         'slurm_partition=gpu gpus_per_node=1 cpus_per_task=8 '
         'timeout_min=1440')
+    parser.add_argument(
+        '--trial-process',
+        choices=('warm', 'subprocess'),
+        default='warm',
+        help='where each trial trains: in its worker\'s process, the stack '
+        'imported once (warm), or in a process of its own (subprocess: '
+        'isolation; always so with --gpus-per-trial above 1); default: warm')
 
 
 def run_workers(args, storage: str, study: str, folder: str,
@@ -179,14 +154,12 @@ def run_workers(args, storage: str, study: str, folder: str,
         args.executor,
         folder=folder,
         slurm=args.slurm,
-        trusted=trusted)
+        trusted=trusted,
+        trial_process=getattr(args, 'trial_process', 'warm'))
     progress = None
     if args.executor != 'local':  # their output goes to their log files
         progress = SweepProgress(
             Sweep(storage, study, trusted=trusted), 'benchmark').sweep_line
-
-    def interrupted(signum, frame):
-        raise KeyboardInterrupt(f'signal {signum}')
 
     previous = signal.signal(signal.SIGTERM, interrupted)
     try:
@@ -196,3 +169,25 @@ def run_workers(args, storage: str, study: str, folder: str,
         raise
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def interrupted(signum, frame):
+    """A SIGTERM handler: stop as Ctrl-C does (``KeyboardInterrupt``,
+    naming the signal), so that the tool stops its workers and ends with
+    :func:`stopped`'s line."""
+    raise KeyboardInterrupt(f'signal {signum}')
+
+
+def stopped(tool: str, stop: KeyboardInterrupt) -> SystemExit:
+    """The end of a sweep tool stopped by Ctrl-C or SIGTERM
+    (:func:`interrupted`): one line on stderr, and the exit status of the
+    signal (128 + its number), instead of Python's traceback."""
+    import sys
+    signum = signal.SIGTERM if str(stop) == f'signal {signal.SIGTERM}' \
+        else signal.SIGINT
+    print(
+        f'[{tool}] stopped by {signal.Signals(signum).name}: the runs in '
+        'progress are queued again; the same command (or --join) goes on',
+        file=sys.stderr,
+        flush=True)
+    return SystemExit(128 + signum)

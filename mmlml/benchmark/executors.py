@@ -26,11 +26,15 @@ __all__ = [
 EXECUTORS = ('local', 'slurm', 'submitit-local')
 
 
-def _worker(storage: str, study: str, trusted: List[str], cwd: str) -> dict:
+def _worker(storage: str,
+            study: str,
+            trusted: List[str],
+            cwd: str,
+            trial_process: str = 'warm') -> dict:
     """What a submitit job runs (importable, so that it pickles)."""
     os.chdir(cwd)
     from mmlml.benchmark.worker import work
-    return work(storage, study, trusted=trusted)
+    return work(storage, study, trusted=trusted, trial_process=trial_process)
 
 
 class _SacctOnce(logging.Filter):
@@ -50,18 +54,39 @@ class _SacctOnce(logging.Filter):
         self.said = True
         record.msg = ('sacct (Slurm accounting) is not available: job '
                       'states are read without it and may be inaccurate '
-                      '(said once per sweep)')
+                      '(said once)')
         record.args = ()
         return True
 
 
+def _without_stderr(make_command: Callable) -> Callable:
+    """submitit's sacct command with sacct's own stderr dropped: without
+    Slurm's accounting, sacct prints "Slurm accounting storage is
+    disabled" on the sweep's terminal at every poll; its failure is
+    still reported, once (:class:`_SacctOnce`)."""
+
+    def quiet():
+        command = make_command()
+        if command is None:
+            return None
+        return ['sh', '-c', 'exec "$0" "$@" 2>/dev/null', *command]
+
+    quiet.mmlml_quiet = True  # type: ignore[attr-defined]
+    return quiet
+
+
 def quiet_sacct_warnings() -> None:
-    """One sacct warning per sweep (:class:`_SacctOnce`), replacing any
-    earlier sweep's filter in this process."""
+    """Say once in this process that sacct is not available
+    (:class:`_SacctOnce`), however many sweeps or workers it starts, and
+    keep sacct's own complaint off the terminal (:func:`_without_stderr`)."""
     log = logging.getLogger('submitit')
-    for old in [f for f in log.filters if isinstance(f, _SacctOnce)]:
-        log.removeFilter(old)
-    log.addFilter(_SacctOnce())
+    if not any(isinstance(f, _SacctOnce) for f in log.filters):
+        log.addFilter(_SacctOnce())
+    from submitit.slurm.slurm import SlurmJob
+    watcher = SlurmJob.watcher
+    if not getattr(watcher._make_command, 'mmlml_quiet', False):
+        setattr(watcher, '_make_command',
+                _without_stderr(watcher._make_command))
 
 
 def start_workers(storage: str,
@@ -70,7 +95,8 @@ def start_workers(storage: str,
                   executor: str = 'local',
                   folder: Optional[str] = None,
                   slurm: Optional[dict] = None,
-                  trusted=()) -> List[Handle]:
+                  trusted=(),
+                  trial_process: str = 'warm') -> List[Handle]:
     """Start ``count`` workers; returns their handles (processes or
     submitit jobs).
 
@@ -86,6 +112,9 @@ def start_workers(storage: str,
             ``gpus_per_node``, ``cpus_per_task``, ...).
         trusted: The configs outside the checkout's ``configs/`` that the
             command named (the only such configs the workers run).
+        trial_process: Where each trial trains: ``'warm'`` (in the
+            worker's process) or ``'subprocess'``
+            (:data:`~.worker.TRIAL_PROCESSES`).
 
     The workers and their runs work in this process's working directory,
     against which the configs' relative paths (``data/...``) resolve, as
@@ -106,7 +135,8 @@ def start_workers(storage: str,
             subprocess.Popen(
                 [
                     sys.executable, '-m', 'mmlml.benchmark.worker',
-                    '--storage', storage, '--study', study
+                    '--storage', storage, '--study', study, '--trial-process',
+                    trial_process
                 ] + (['--trust-config'] + trusted if trusted else []),
                 cwd=cwd,
                 env=env) for _ in range(count)
@@ -129,7 +159,7 @@ def start_workers(storage: str,
     if executor == 'slurm':
         quiet_sacct_warnings()
     return [
-        pool.submit(_worker, storage, study, trusted, cwd)
+        pool.submit(_worker, storage, study, trusted, cwd, trial_process)
         for _ in range(count)
     ]
 

@@ -13,6 +13,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from .config_keys import EPOCHS_KEY, LR_KEY
+from .trial_record import VAL_MAP
 
 __all__ = [
     'SATURATED', 'point_text', 'chosen_point', 'rank', 'table',
@@ -51,10 +52,10 @@ def rank(rows: Dict[str, dict]) -> List[Tuple[str, dict]]:
     its rank when it cannot be told apart from it (the difference of
     their means within the larger seed spread), else None."""
     for row in rows.values():
-        values = np.array([run['val mAP'] for run in row['runs']], float)
-        row['val mAP'] = float(values.mean())
+        values = np.array([run[VAL_MAP] for run in row['runs']], float)
+        row[VAL_MAP] = float(values.mean())
         row['val std'] = _spread(values)
-    ranked = sorted(rows.items(), key=lambda item: -item[1]['val mAP'])
+    ranked = sorted(rows.items(), key=lambda item: -item[1][VAL_MAP])
     leader = None
     for position, (name, row) in enumerate(ranked, 1):
         row['rank'], row['tied with'] = position, None
@@ -62,7 +63,7 @@ def rank(rows: Dict[str, dict]) -> List[Tuple[str, dict]]:
             first = rows[leader]
             spreads = (first['val std'], row['val std'])
             if None not in spreads and \
-                    first['val mAP'] - row['val mAP'] <= max(spreads):
+                    first[VAL_MAP] - row[VAL_MAP] <= max(spreads):
                 row['rank'], row['tied with'] = first['rank'], leader
                 continue
         leader = name
@@ -79,7 +80,7 @@ def table(ranked: List[Tuple[str, dict]], baseline: str = 'an') -> str:
     ``baseline`` (when ranked), the test mAP when the runs were tested,
     and the chosen point."""
     rows = dict(ranked)
-    header = ['rank', 'method', 'val mAP']
+    header = ['rank', 'method', VAL_MAP]
     if baseline in rows:
         header.append(f'vs {baseline}')
     tested = all('mAP' in row for row in rows.values())
@@ -95,10 +96,10 @@ def table(ranked: List[Tuple[str, dict]], baseline: str = 'an') -> str:
     for name, row in ranked:
         cells = [
             f'{row["rank"]}' + ('=' if row['rank'] in shared else ''), name,
-            _mean_std(row['val mAP'], row['val std'])
+            _mean_std(row[VAL_MAP], row['val std'])
         ]
         if baseline in rows:
-            cells.append(f'{row["val mAP"] - rows[baseline]["val mAP"]:+.2f}')
+            cells.append(f'{row[VAL_MAP] - rows[baseline][VAL_MAP]:+.2f}')
         if tested:
             cells.append(
                 _mean_std(row['mAP'],
@@ -119,9 +120,9 @@ def ranking_warnings(ranked: List[Tuple[str, dict]],
     best, first = ranked[0]
     tied = [name for name, row in ranked[1:] if row['tied with'] == best]
     if tied:
-        values = ', '.join(
-            f'{name} {_mean_std(row["val mAP"], row["val std"])}'
-            for name, row in ranked if name == best or name in tied)
+        values = ', '.join(f'{name} {_mean_std(row[VAL_MAP], row["val std"])}'
+                           for name, row in ranked
+                           if name == best or name in tied)
         lines.append(
             f'no ranking between {best} and {", ".join(tied)}: their '
             f'validation mAP differ by less than their seed spread '
@@ -130,12 +131,12 @@ def ranking_warnings(ranked: List[Tuple[str, dict]],
     if first['val std'] is None:
         lines.append('one seed: the spread over seeds is unknown (± n/a), '
                      'so the order may be chance; --seeds 0 1 2 measures it')
-    if first['val mAP'] >= SATURATED:
+    if first[VAL_MAP] >= SATURATED:
         size = '' if validation is None else (
             f' ({validation["images"]} images, {validation["positives"]} '
             f'known positives, {validation["negatives"]} known negatives)')
         lines.append(
-            f'validation mAP saturates ({best}: {first["val mAP"]:.2f}): '
+            f'validation mAP saturates ({best}: {first[VAL_MAP]:.2f}): '
             f'the validation split{size} is too easy or too small to rank '
             'the methods; a larger one (or harder images) would')
     return lines

@@ -31,7 +31,10 @@ then the method's changes: :func:`method_config_text`).
 Before that, the validation split must be able to rank anything: it
 exists and has a known positive (:func:`validation_labels`). The
 learning rates searched are the user's own rate and its neighbours,
-within a factor of ten of it (:func:`lr_search`).
+within a factor of ten of it (:func:`lr_search`); the search goes on past
+the edge of the rates tried, as the benchmark's does, up to those bounds,
+and a chosen rate or number of epochs that the bounds stopped is said
+(:func:`search_edges`).
 """
 import copy
 import os
@@ -44,12 +47,14 @@ from mmengine.config import Config, ConfigDict
 
 from mmlml.cli import check_output, config_input_files
 from .sweep import REPO_ROOT
+from .trial_record import BEST_EPOCH, EPOCHS
 
 __all__ = [
     'MethodError', 'SelectionError', 'METHOD_NAME', 'PRESETS', 'preset_path',
     'supported_methods', 'apply_preset', 'training_epochs', 'check_training',
     'prepare_methods', 'method_configs', 'method_config_text', 'write_config',
-    'validation_labels', 'optimizer_rate', 'lr_search'
+    'validation_labels', 'optimizer_rate', 'lr_search', 'search_edges',
+    'joined_methods'
 ]
 
 #: Where the presets are, and the recipe they share.
@@ -436,6 +441,78 @@ def method_config_text(config: str,
     ])
 
 
+def joined_methods(
+    config: str,
+    stored: dict,
+    work_dir: str,
+    where: str,
+    transform: Optional[Callable[[Config], object]] = None
+) -> Tuple[Dict[str, Config], Dict[str, str]]:
+    """The methods of a stored selection on ``config`` and their configs,
+    for a second command to join it (``tools/select_method.py --join``).
+
+    The storage holds data, not code: each config it names is run only
+    if it is ``work_dir/configs/METHOD.py`` of a preset ``METHOD`` and
+    holds, byte for byte, what :func:`method_configs` writes for ``config``
+    (named by the command) with the stored overrides (and ``transform``,
+    e.g. the smoke runs'). Those are the configs the joining command
+    names to the sweep, which checks their digests.
+
+    Args:
+        config (str): The user's config, named by the command.
+        stored (dict): The sweep's stored definition (unchecked data).
+        work_dir (str): The command's work directory.
+        where (str): How errors name the sweep.
+        transform (callable, optional): As for :func:`prepare_methods`.
+
+    Returns:
+        tuple: ``({method: config}, {method: path})``.
+
+    Raises:
+        SelectionError: A stored config is not such a method config.
+    """
+    folder = osp.join(work_dir, 'configs')
+    configs = stored.get('configs')
+    options = stored.get('cfg_options') or {}
+    if not isinstance(configs, list) or not configs or not isinstance(
+            options, dict):
+        raise SelectionError(f'{where}: not a method selection (no list of '
+                             'method configs and overrides)')
+    from .settings import abs_path
+    paths = {}
+    for stored_path in configs:
+        name = osp.splitext(osp.basename(str(stored_path)))[0]
+        path = osp.join(folder, f'{name}.py')
+        if not (isinstance(stored_path, str) and METHOD_NAME.fullmatch(name)
+                and osp.isfile(preset_path(name))
+                and osp.realpath(abs_path(stored_path)) == osp.realpath(path)):
+            raise SelectionError(
+                f'{where}: {stored_path!r} is not a method config of '
+                f'{config} in {folder} (a benchmark sweep, or another '
+                'config or --work-dir): join a benchmark sweep with '
+                'tools/benchmark.py --join, naming its configs')
+        paths[name] = path
+    cfgs, dropped = prepare_methods(
+        config, list(paths), options, check=False, transform=transform)
+    if dropped:
+        raise SelectionError(f'{where}: {next(iter(dropped.values()))}')
+    for name, cfg in cfgs.items():
+        try:
+            with open(paths[name]) as f:
+                written = f.read()
+        except OSError as error:
+            raise SelectionError(
+                f'{where}: cannot read the {name} method config '
+                f'{paths[name]}: {error.strerror or error}') from None
+        if written != method_config_text(config, name, cfg, paths[name]):
+            raise SelectionError(
+                f'{where}: {paths[name]} is not the {name} config that the '
+                f'selection writes for {config} (edited, or written for '
+                'another config): run the selection without --join to '
+                'write it again')
+    return cfgs, paths
+
+
 def write_config(text: str, path: str, force: bool = False) -> str:
     """Write the config ``text`` to ``path``; FileExistsError when another
     file is there, unless ``force``."""
@@ -481,6 +558,69 @@ def lr_search(lr: float) -> Tuple[Tuple[float, ...], Tuple[float, ...]]:
     lrs = (lr, next_lr(lr, up=False), next_lr(lr, up=True))
     bounds = tuple(float(f'{v:.12g}') for v in (lr / LR_SPAN, lr * LR_SPAN))
     return lrs, bounds
+
+
+def search_edges(name: str, row: dict, rules, epochs: int,
+                 lr: float) -> List[str]:
+    """Where a method's chosen point sits at a bound of the search, one
+    line each: the best rate or number of epochs may lie beyond it.
+
+    The search (:func:`~.search.plan`) tries the next rate past an edge of
+    the rates tried while the best is there, and doubles the epochs while
+    the best run is still improving at its last epoch; it stops at
+    ``rules.lr_bounds`` and after ``rules.max_doublings`` doublings. A
+    point chosen where it stopped for that reason is reported.
+
+    Args:
+        name (str): The method.
+        row (dict): Its row of the sweep's record (``tuning``: ``chosen``
+            and ``grid``; ``runs``, the first seed's first, each with
+            ``best epoch`` and ``epochs``).
+        rules (SearchRules): The sweep's rules.
+        epochs (int): The config's own epochs.
+        lr (float): The config's own learning rate.
+
+    Returns:
+        list of str: The lines (none when the point is inside the bounds).
+    """
+    from .config_keys import EPOCHS_KEY, LR_KEY
+    from .search import next_lr
+    tuning = row.get('tuning')
+    if not tuning or not rules.tune:
+        return []
+    chosen = tuning['chosen']
+    lines = []
+    tried = sorted({run['point'][LR_KEY] for run in tuning['grid']})
+    rate, (low, high) = chosen[LR_KEY], rules.lr_bounds
+    # Bounds that meet fix the rate (--lr-bounds R R): no search to stop.
+    edges = ((tried[-1], True, high), (tried[0], False, low)) \
+        if low < high else ()
+    for edge, up, bound in edges:
+        beyond = next_lr(rate, up=up)
+        inside = beyond <= high * (1 + 1e-9) if up else \
+            beyond >= low * (1 - 1e-9)
+        if rate != edge or inside:  # inside: the search went on past it
+            continue
+        lines.append(
+            f'{name}: its learning rate {rate:g} ({rate / lr:.3g} x your '
+            f'{lr:g}) is the {"highest" if up else "lowest"} the search may '
+            f'try (bound {bound:g}; the next one, {beyond:g}, lies beyond): '
+            f'the best rate may lie {"above" if up else "below"} it; widen '
+            '--lr-bounds to search on')
+    first = row['runs'][0]
+    longest = epochs * 2**rules.max_doublings
+    if chosen[EPOCHS_KEY] >= longest and \
+            first.get(BEST_EPOCH) == first.get(EPOCHS):
+        doublings = rules.max_doublings
+        longest = f'{epochs} epochs doubled at most {doublings} ' \
+            f'time{"" if doublings == 1 else "s"}' if doublings else \
+            f'{epochs} epochs, not doubled'
+        lines.append(
+            f'{name}: still improving at its last epoch ({first["epochs"]}'
+            f') in the longest run the search may try ({longest}): more '
+            'epochs may do better; raise --max-doublings (or '
+            'train_cfg.max_epochs)')
+    return lines
 
 
 def _evaluation_counts(dataset) -> tuple:

@@ -1,13 +1,14 @@
-"""Stop a benchmark trial early when its validation mAP trails the
-trials it can fairly be compared with (successive halving among the
-runs of the same schedule and seed:
-:mod:`.same_schedule_successive_halving_pruner`).
+"""Stop a benchmark trial early when its sweep's pruner says so (by
+default successive halving among the runs of the same schedule and seed,
+:mod:`.same_schedule_successive_halving_pruner`; the pruner is built from
+the sweep's spec, :mod:`.pruning`).
 
 The benchmark sweep (:mod:`mmlml.benchmark`) adds this hook to the tuning
 runs it starts; a config never needs it. ``import mmlml`` registers it
 (the sweep's runs name it by its type, ``OptunaPruningHook``) and imports
-no other module of the sweep: the pruner and Optuna are imported when the
-hook first reports, so ``import mmlml`` does not need Optuna.
+no other module of the sweep: the spec's check, the pruner and Optuna are
+imported when the hook is built or first reports, so ``import mmlml`` does
+not need Optuna.
 """
 from typing import TYPE_CHECKING, Optional
 
@@ -15,7 +16,8 @@ from mmengine.dist import broadcast_object_list, is_main_process
 from mmengine.hooks import Hook
 
 from mmlml.registry import HOOKS
-from mmlml.utils.hyperparameters import REQUIRED, Integer, Text, check_settings
+from mmlml.utils.hyperparameters import (REQUIRED, Hyperparameter, Integer,
+                                         Text, check_settings)
 
 if TYPE_CHECKING:
     import optuna
@@ -23,11 +25,20 @@ if TYPE_CHECKING:
 __all__ = ['OptunaPruningHook']
 
 
+class _PrunerSpec(Hyperparameter):
+    """A pruner spec, checked by :func:`~.pruning.check_spec` (imported
+    when a hook is built, not by ``import mmlml``)."""
+
+    def check(self, name: str, value):
+        from .pruning import check_spec
+        return check_spec(value, name)
+
+
 @HOOKS.register_module()
 class OptunaPruningHook(Hook):
     """Report each epoch's validation mAP to an Optuna trial and end the
-    training when :class:`~.same_schedule_successive_halving_pruner.
-    SameScheduleSuccessiveHalvingPruner` prunes it.
+    training when the sweep's pruner (:func:`~.pruning.build_pruner` of
+    ``pruner``) prunes it.
 
     The trial keeps the epoch it was pruned at in its user attribute
     ``'pruned at epoch'``; the sweep then records it as pruned. Only the
@@ -43,11 +54,10 @@ class OptunaPruningHook(Hook):
         first_rung (int): The first epoch compared: the epoch after the
             method's warm-up (:func:`~.method_warmup.steady_epoch` + 1).
             Defaults to 1.
-        reduction_factor (int): One run in this many goes on at each rung.
-            Defaults to 3.
-        min_trials (int): How many other comparable runs a decision
-            needs. Defaults to 2. (See
-            ``SameScheduleSuccessiveHalvingPruner`` for all three.)
+        pruner (dict): The pruner's spec, ``{'type': KIND, PARAMETER:
+            value, ...}`` of :data:`~.pruning.PRUNERS` (its parameters'
+            defaults where it gives none). Defaults to None: the
+            sweep's successive halving with its defaults.
     """
 
     priority = 'LOW'
@@ -56,8 +66,7 @@ class OptunaPruningHook(Hook):
         trial_id=Integer(low=0),
         monitor=Text('multi-label/mAP'),
         first_rung=Integer(1, low=1),
-        reduction_factor=Integer(3, low=2),
-        min_trials=Integer(2, low=1))
+        pruner=_PrunerSpec(None, optional=True))
 
     def __init__(self,
                  *,
@@ -66,15 +75,13 @@ class OptunaPruningHook(Hook):
                  trial_id: int = REQUIRED,
                  monitor: str = 'multi-label/mAP',
                  first_rung: int = 1,
-                 reduction_factor: int = 3,
-                 min_trials: int = 2):
+                 pruner: Optional[dict] = None):
         self.storage = storage
         self.study_name = study_name
         self.trial_id = trial_id
         self.monitor = monitor
         self.first_rung = first_rung
-        self.reduction_factor = reduction_factor
-        self.min_trials = min_trials
+        self.pruner = pruner
         check_settings(self)
         self._trial: Optional['optuna.trial.Trial'] = None
 
@@ -83,13 +90,11 @@ class OptunaPruningHook(Hook):
             import optuna
 
             from .optuna_storage import open_storage
-            from .same_schedule_successive_halving_pruner import \
-                SameScheduleSuccessiveHalvingPruner
+            from .pruning import build_pruner
             study = optuna.load_study(
                 study_name=self.study_name,
                 storage=open_storage(self.storage),
-                pruner=SameScheduleSuccessiveHalvingPruner(
-                    self.first_rung, self.reduction_factor, self.min_trials))
+                pruner=build_pruner(self.pruner or {}, self.first_rung))
             self._trial = optuna.trial.Trial(study, self.trial_id)
         return self._trial
 
@@ -107,13 +112,12 @@ class OptunaPruningHook(Hook):
             trial = self._open()
             trial.report(float(metrics[self.monitor]), runner.epoch)
             if runner.epoch < runner.max_epochs and trial.should_prune():
-                trial.set_user_attr('pruned at epoch', runner.epoch)
+                from .trial_record import PRUNED_AT
+                trial.set_user_attr(PRUNED_AT, runner.epoch)
                 prune = [True]
         broadcast_object_list(prune)
         if prune[0]:
             runner.logger.info(
                 f'OptunaPruningHook: trial {self.trial_id} pruned at epoch '
-                f'{runner.epoch} (its validation mAP at its last rung is not '
-                f'in the top 1/{self.reduction_factor} of the comparable '
-                'trials there).')
+                f"{runner.epoch} by the sweep's pruner.")
             runner.train_loop.stop_training = True

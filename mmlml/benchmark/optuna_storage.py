@@ -54,9 +54,14 @@ def check_storage_file(spec: str, path: str) -> None:
 
     if not osp.isfile(path):
         refuse('not a file')
+    journal = spec.endswith(JOURNAL_SUFFIXES) and '://' not in spec
     if osp.getsize(path) == 0:
+        # Optuna makes a new journal empty, until its first study: one that
+        # open_storage made (its creation lock beside it) is that.
+        if journal and osp.exists(path + CREATION_LOCK):
+            return
         refuse('an empty file')
-    if spec.endswith(JOURNAL_SUFFIXES) and '://' not in spec:
+    if journal:
         with open(path, 'rb') as f:
             first = f.readline()
         try:
@@ -83,6 +88,9 @@ def check_storage_file(spec: str, path: str) -> None:
                f'{", ".join(sorted(tables)) or "none"})')
 
 
+#: The suffix of the lock file beside a local storage while it is made.
+CREATION_LOCK = '.create-lock'
+
 #: Times a storage is opened while another process creates its tables.
 SCHEMA_ATTEMPTS = 4
 
@@ -99,8 +107,6 @@ def open_storage(spec: str, must_exist: bool = False):
             not an Optuna storage (:func:`check_storage_file`), or the
             database is in memory (one line naming it).
     """
-    from optuna.storages import JournalStorage, RDBStorage
-    from optuna.storages.journal import JournalFileBackend
     if spec.rstrip('/') in ('sqlite:', 'sqlite:///:memory:') or \
             spec == 'sqlite:///':
         raise StorageError(
@@ -111,10 +117,43 @@ def open_storage(spec: str, must_exist: bool = False):
     if must_exist and path is not None and not osp.isfile(path):
         raise StorageError(f'{spec}: no such sweep storage (a sweep creates '
                            'it; check the path)')
+    if path is None or (osp.isfile(path) and osp.getsize(path)):
+        return _open(spec, path)
+    # A new local storage (or one being created this moment): made by one
+    # process at a time, so that another command creating it at once
+    # finds it whole, never half made (an empty file, tables without
+    # their version row).
+    if not osp.exists(path):
+        try:
+            os.makedirs(osp.dirname(path), exist_ok=True)
+        except OSError as error:
+            raise StorageError(f'{spec}: cannot make its folder '
+                               f'({error.strerror or error})') from None
+    with _creation_lock(path):
+        return _open(spec, path)
+
+
+@contextlib.contextmanager
+def _creation_lock(path: str):
+    """An exclusive lock on ``PATH`` + :data:`CREATION_LOCK` while a
+    local storage is made (the file stays: removing it would let a third
+    process lock another file of the same name)."""
+    import fcntl
+    with open(path + CREATION_LOCK, 'a') as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _open(spec: str, path):
+    """Open the storage (:func:`open_storage` without its creation
+    lock)."""
+    from optuna.storages import JournalStorage, RDBStorage
+    from optuna.storages.journal import JournalFileBackend
     if path is not None and osp.exists(path):
         check_storage_file(spec, path)
-    elif path is not None:  # a new local storage: its folder
-        os.makedirs(osp.dirname(path), exist_ok=True)
     try:
         if '://' not in spec and spec.endswith(JOURNAL_SUFFIXES):
             return JournalStorage(JournalFileBackend(path))

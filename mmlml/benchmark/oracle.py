@@ -17,6 +17,7 @@ import math
 from typing import Dict, NamedTuple, Optional, Sequence
 
 from .settings import FULL_SETTING
+from .trial_record import VAL_MAP
 
 #: A setting's rows: name -> row (its runs, their mean and spread).
 Rows = Dict[str, dict]
@@ -39,8 +40,8 @@ def validation_map(row: dict) -> float:
     """The mean validation mAP of a row's runs (NaN where none has one:
     a fixed recipe's rows record none)."""
     values = [
-        run['val mAP'] for run in row.get('runs', ())
-        if isinstance(run.get('val mAP'), (int, float))
+        run[VAL_MAP] for run in row.get('runs', ())
+        if isinstance(run.get(VAL_MAP), (int, float))
     ]
     return sum(values) / len(values) if values else math.nan
 

@@ -27,6 +27,7 @@ from .results import COLUMNS, aggregate
 from .search import SearchRules, summarise_tuning
 from .settings import LABEL_SEED, domain_file, label_seed
 from .sweep import Group, Sweep, SweepError, repo_path
+from .trial_record import EPOCHS_TRAINED, VAL_MAP
 from .unpruned_replay import compare_choices
 
 __all__ = [
@@ -167,7 +168,7 @@ def export(sweep: Sweep, storage: str, reports: dict) -> dict:
     trials.sort(key=lambda run: run['run'])
     pruned = [t for t in trials if t['state'] == 'pruned']
     # A pruned run's minutes to its end, at the pace it trained.
-    to_end = sum(t['minutes'] * t['epochs'] / max(t['epochs trained'], 1)
+    to_end = sum(t['minutes'] * t['epochs'] / max(t[EPOCHS_TRAINED], 1)
                  for t in pruned)
     statistics = domain_statistics(definition)
     left_out = sweep.left_out()
@@ -259,15 +260,14 @@ def check_ledger(path: str, ledger: dict) -> None:
             refuse(f'{where} is not an object')
         where = f'run {index} ({run.get("config")}, seed {run.get("seed")})'
         missing = [
-            k
-            for k in ('config', 'mode', 'setting', 'seed', 'val mAP') + COLUMNS
+            k for k in ('config', 'mode', 'setting', 'seed', VAL_MAP) + COLUMNS
             if k not in run
         ]
         if missing:
             refuse(f'{where} has no {", ".join(missing)}')
         if not isinstance(run['seed'], int) or isinstance(run['seed'], bool):
             refuse(f'{where}: `seed` must be an integer')
-        value = run['val mAP']
+        value = run[VAL_MAP]
         if value is not None and (not isinstance(value, numbers.Real)
                                   or isinstance(value, bool)
                                   or not math.isfinite(value)):
@@ -378,14 +378,14 @@ def import_ledger(sweep: Sweep, path: str, ledger: dict) -> int:
             for k, v in run.items() if k not in ('point', 'seed', 'cached')
         }
         summary['config'] = group.config
-        summary['epochs trained'] = summary.get('epochs')
+        summary[EPOCHS_TRAINED] = summary.get('epochs')
         summary['imported from'] = osp.basename(path)
         sweep.add_trial(
             group,
             point,
             run['seed'],
             state=TrialState.COMPLETE,
-            value=run['val mAP'] if run.get('val mAP') is not None else 0.0,
+            value=run[VAL_MAP] if run.get(VAL_MAP) is not None else 0.0,
             summary=summary)
         count += 1
     return count

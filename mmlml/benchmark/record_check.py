@@ -23,6 +23,7 @@ from typing import Dict, List, Sequence, Set, Tuple
 
 from .results import COLUMNS, aggregate
 from .search import choose, point_key
+from .trial_record import VAL_MAP
 
 __all__ = ['QUOTING_PAGES', 'check_rows', 'check_quotes', 'quoted_numbers']
 
@@ -31,7 +32,7 @@ QUOTING_PAGES = ('README.md', osp.join('docs', 'benchmark.md'),
                  osp.join('docs', 'which_method.md'))
 
 #: What a row's run shares with its trial.
-_RUN_KEYS = ('seed', 'val mAP') + COLUMNS
+_RUN_KEYS = ('seed', VAL_MAP) + COLUMNS
 
 _NUMBER = re.compile(r'(?<![\d.])\d+\.\d\d(?!\d)')
 _EXEMPT = re.compile(r'<!--\s*not from a record:([^>]*)-->')

@@ -90,12 +90,16 @@ class SameScheduleSuccessiveHalvingPruner(optuna.pruners.BasePruner):
     them. Optuna's ``SuccessiveHalvingPruner`` compares every trial of the
     study: a run with twice the epochs follows a slower learning-rate
     schedule and would be stopped for it, and seeds differ by their noise.
-    (The sweep gives the pruning hook to its tuning runs only: a seed run
-    is never pruned.)
+    (Who may be pruned is :func:`~.pruning.may_prune`'s: a seed run and
+    the ``full`` setting's tuning never are.)
 
     A trial's number of epochs is the :data:`~.config_keys.EPOCHS_KEY` of
     its user attribute ``'point'`` (its config overrides), its seed the
     user attribute ``'seed'``; a trial without them is never pruned.
+
+    Build it from a spec (:func:`~.pruning.build_pruner`, type
+    ``same_schedule_halving``): its parameters' defaults and bounds are
+    declared once, in :data:`~.pruning.PRUNERS`, and checked there.
 
     Args:
         first_rung: :math:`r_0`, the first epoch compared (1-based).
@@ -105,15 +109,8 @@ class SameScheduleSuccessiveHalvingPruner(optuna.pruners.BasePruner):
             rung before a trial is stopped there.
     """
 
-    def __init__(self,
-                 first_rung: int = 1,
-                 reduction_factor: int = 3,
-                 min_trials: int = 2):
-        if first_rung < 1 or reduction_factor < 2 or min_trials < 1:
-            raise ValueError(
-                'SameScheduleSuccessiveHalvingPruner needs first_rung >= 1, '
-                'reduction_factor >= 2 and min_trials >= 1; got '
-                f'{first_rung}, {reduction_factor}, {min_trials}.')
+    def __init__(self, first_rung: int, reduction_factor: int,
+                 min_trials: int):
         self.first_rung = first_rung
         self.reduction_factor = reduction_factor
         self.min_trials = min_trials

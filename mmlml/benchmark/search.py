@@ -42,6 +42,7 @@ from mmengine.config import Config
 from .config_keys import EPOCHS_KEY, LR_KEY
 from .oracle import GapEnds
 from .results import aggregate, ends_header, table_ends
+from .trial_record import BEST_EPOCH, VAL_MAP
 
 __all__ = [
     'SearchRules', 'Plan', 'key_hyperparameter', 'point_name', 'point_key',
@@ -109,7 +110,7 @@ def choose(runs: Sequence[dict]) -> dict:
         raise ValueError('choose() needs at least one run.')
     best = runs[0]
     for run in runs[1:]:
-        if run['val mAP'] > best['val mAP']:
+        if run[VAL_MAP] > best[VAL_MAP]:
             best = run
     return best
 
@@ -289,7 +290,7 @@ def plan(records: Sequence[dict],
             best = stage(
                 [dict(best['point'], **{name: v}) for v in values[1:]])
         for _ in range(rules.max_doublings):
-            if best is None or best['best epoch'] < best['epochs']:
+            if best is None or best[BEST_EPOCH] < best['epochs']:
                 break
             longer = dict(best['point'])
             longer[EPOCHS_KEY] = 2 * best['point'][EPOCHS_KEY]
@@ -333,7 +334,7 @@ def tuned_table(results: Dict[str, dict],
     given = ends is not None
     ends = table_ends(results, baseline, oracle, ends)
     header = [
-        'method', 'lr', 'epochs', 'key hyperparameter', 'val mAP', 'test mAP',
+        'method', 'lr', 'epochs', 'key hyperparameter', VAL_MAP, 'test mAP',
         'test CF1 (paper)', 'test OF1'
     ]
     if ends is not None:
@@ -354,7 +355,7 @@ def tuned_table(results: Dict[str, dict],
         cells = [
             name,
             _format_value(lr),
-            str(epochs), hparam or '-', f'{row["runs"][0]["val mAP"]:.2f}'
+            str(epochs), hparam or '-', f'{row["runs"][0][VAL_MAP]:.2f}'
         ]
         for key in ('mAP', 'CF1 (paper)', 'OF1'):
             cells.append(f'{row[key]:.2f} ± {row["std"][key]:.2f}' if n >

@@ -17,9 +17,22 @@ __all__ = [
     'format_options', 'REPO_ROOT', 'abs_path'
 ]
 
-#: The repository (realpath: an editable install reaches the package
-#: through a link).
-REPO_ROOT = osp.dirname(osp.dirname(osp.dirname(osp.realpath(__file__))))
+
+def _repo_root() -> str:
+    """The checkout that holds the package (realpath: an editable install
+    reaches the package through a link), or, for an installed package,
+    its ``mmlml/.mim`` (the configs and tools that a wheel ships, as
+    OpenMMLab's packages do: ``setup.py``)."""
+    package = osp.dirname(osp.dirname(osp.realpath(__file__)))
+    checkout = osp.dirname(package)
+    if osp.isfile(osp.join(checkout, 'setup.py')) and osp.isdir(
+            osp.join(checkout, 'configs')):
+        return checkout
+    return osp.join(package, '.mim')
+
+
+#: The repository: its ``configs/`` and ``tools/`` (:func:`_repo_root`).
+REPO_ROOT = _repo_root()
 
 
 def abs_path(path: str) -> str:

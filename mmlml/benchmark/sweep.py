@@ -38,9 +38,14 @@ from mmengine.config import Config
 
 from ..models.losses.stock_losses import stock_loss_in_config
 from .optuna_storage import open_storage, storage_path
+from .pruning import UNPRUNED_SETTINGS
 from .search import Plan, SearchRules, key_hyperparameter, plan, point_name
 from .settings import REPO_ROOT, SETTINGS, abs_path, dataset_modes
-from .stored_definition import SweepError, check_definition, config_digest
+from .stored_definition import (SweepError, check_definition, check_trial,
+                                sweep_digests)
+from .sweep_definition import SweepDefinition, write_definition
+from .trial_record import (FAILURE, HEARTBEAT, POINT, RETRY_OF, RUN, SEED,
+                           VAL_MAP, WORKER, write_trial)
 
 __all__ = [
     'SweepError', 'Group', 'Sweep', 'run_id', 'repo_path', 'abs_path',
@@ -110,7 +115,8 @@ class Sweep:
         must_exist (bool): Refuse a storage or sweep that does not exist.
         trusted (list of str): The config paths that this process's
             command named: the configs outside the checkout's ``configs/``
-            it may run (:func:`~.stored_definition.check_definition`).
+            it may run, and its work directory
+            (:func:`~.stored_definition.check_definition`).
     """
 
     def __init__(self,
@@ -128,19 +134,28 @@ class Sweep:
         self.storage = open_storage(storage, must_exist=must_exist)
         self._studies: Dict[str, object] = {}
         self._configs: Dict[tuple, dict] = {}
-        self._definition: Optional[dict] = None
+        self._definition: Optional[SweepDefinition] = None
         if must_exist:
             self.definition  # noqa: B018 (refuse a storage without it)
+
+    @property
+    def _storage_folder(self) -> Optional[str]:
+        """The folder of a local storage file (None: a database)."""
+        path = storage_path(self.spec)
+        return osp.dirname(path) if path else None
 
     # The definition ------------------------------------------------------
 
     @property
-    def definition(self) -> dict:
+    def definition(self) -> SweepDefinition:
+        """The stored definition, every field checked by its declaration
+        and every config's files unchanged
+        (:func:`~.stored_definition.check_definition`)."""
         if self._definition is None:
-            definition = self.stored_definition()
             # Data, not code: checked before any config is read.
-            check_definition(definition, f'{self.spec} (sweep {self.name!r})',
-                             self.trusted)
+            definition = check_definition(
+                self.stored_definition(), f'{self.spec} (sweep {self.name!r})',
+                self.trusted, self._storage_folder)
             self._definition = definition
             if definition.get('domain'):
                 os.environ['MMLML_DEMO_DOMAIN'] = definition['domain']
@@ -182,14 +197,20 @@ class Sweep:
         the methods of the command; the ones it drops are not read); the
         trials of the others stay in the storage, and naming a config
         again goes on with them."""
+        # One command at a time defines a sweep in a local storage (two
+        # commands creating the same new sweep at once both go on).
+        with self._lock():
+            self._define(definition, keep_configs)
+
+    def _define(self, definition: dict, keep_configs: bool) -> None:
+        """:meth:`define` under the queue lock."""
         import optuna
         definition = json.loads(json.dumps(definition))
         definition.pop('trainer', None)  # the checkout's, never stored
-        definition['digests'] = {
-            config: config_digest(abs_path(config))
-            for config in definition['configs']
-        }
-        self.trusted += [abs_path(c) for c in definition['configs']]
+        definition['digests'] = sweep_digests(definition)
+        definition = write_definition(definition)
+        self.trusted += [abs_path(c) for c in definition['configs']
+                         ] + [abs_path(definition['work_dir'])]
         try:
             study_id = self.storage.get_study_id_from_name(self.name)
         except KeyError:
@@ -200,15 +221,27 @@ class Sweep:
             self._definition = None
             self.definition  # noqa: B018 (set the domain)
             return
+        stored_configs = self.stored_definition().get('configs')
         if keep_configs:
             old = self.definition
         else:  # the configs it drops are not read
-            old = dict(self.stored_definition())
-            old['configs'] = [
-                c for c in old['configs'] if c in definition['configs']
+            # Checked with the command's configs in place of the others.
+            found = dict(self.stored_definition())
+            stored = found.get('digests')
+            kept = [
+                c for c in found.get('configs') or []
+                if c in definition['configs'] and isinstance(stored, dict)
+                and c in stored
             ]
-            check_definition(old, f'{self.spec} (sweep {self.name!r})',
-                             self.trusted)
+            found['configs'] = kept or list(definition['configs'])
+            found['digests'] = {
+                c:
+                stored[c]  # type: ignore[index]  # (kept: a dict's)
+                if c in kept else definition['digests'][c]
+                for c in found['configs']
+            }
+            old = check_definition(found, f'{self.spec} (sweep {self.name!r})',
+                                   self.trusted, self._storage_folder)
         unnamed = [c for c in old['configs'] if c not in definition['configs']]
         if unnamed:
             raise SweepError(
@@ -235,9 +268,10 @@ class Sweep:
         grown['replay_unpruned'] = definition.get('replay_unpruned', 0)
         if not keep_configs:
             grown['configs'] = list(definition['configs'])
-        if grown != old:
-            self.storage.set_study_user_attr(study_id, 'definition', grown)
-            self._definition = grown
+        if grown != old or grown['configs'] != stored_configs:
+            self.storage.set_study_user_attr(study_id, 'definition',
+                                             write_definition(grown))
+            self._definition = None
 
     # Groups and their trials ---------------------------------------------
 
@@ -294,12 +328,17 @@ class Sweep:
         k-th pairs the k-th config, setting and mode, each list read
         cyclically) so that they spread over configs and settings, then
         in the sweep's order; none without pruning or tuning. A second
-        stage is not replayed (its runs depend on its first stage's)."""
+        stage is not replayed (its runs depend on its first stage's), nor
+        a setting whose tuning is never pruned
+        (:data:`~.pruning.UNPRUNED_SETTINGS`)."""
         count = self.definition.get('replay_unpruned') or 0
         if not count or not self.definition.get('prune') or \
                 not self.rules.tune:
             return []
-        groups = [g for g in self.groups() if g.first_stage is None]
+        groups = [
+            g for g in self.groups()
+            if g.first_stage is None and g.setting not in UNPRUNED_SETTINGS
+        ]
         configs = list(dict.fromkeys(g.config for g in groups))
         settings, modes = self.definition['settings'], \
             self.definition['modes']
@@ -379,14 +418,27 @@ class Sweep:
         }
         records = []
         for trial in self.trials(group):
-            if trial.state not in states or 'point' not in trial.user_attrs:
+            if trial.state not in states or POINT not in trial.user_attrs:
                 continue
-            record = dict(trial.user_attrs)
+            record = dict(self.checked_trial(group, trial))
             record['state'] = states[trial.state]
             if trial.state == TrialState.COMPLETE:
-                record['val mAP'] = trial.value
+                record[VAL_MAP] = trial.value
             records.append(record)
         return records
+
+    def checked_trial(self, group: Group, trial) -> dict:
+        """A trial's fields, each checked by its declaration
+        (:func:`~.stored_definition.check_trial`: its point, seed and
+        folder are the sweep's own); a trial that is not data of the sweep
+        stops it (:class:`SweepError`, one line naming it)."""
+        return check_trial(
+            trial.user_attrs,
+            lambda point, seed: run_id(group.mode, group.setting, point, group.
+                                       name, seed, group.replay),
+            abs_path(self.definition['work_dir']),
+            self.config_facts(group)['hyperparameter'],
+            f'trial {trial.number} of {self.study_name(group)}')
 
     def _failed(self, group: Group) -> list:
         """The group's trials that failed on their own (not a lost worker,
@@ -395,19 +447,19 @@ class Sweep:
         trials = self.trials(group)
         last = {}
         for trial in trials:
-            last[trial.user_attrs.get('run')] = trial.number
+            last[trial.user_attrs.get(RUN)] = trial.number
         return [
             trial for trial in trials if trial.state == TrialState.FAIL
-            and trial.user_attrs.get('failure') not in (LOST, DUPLICATE)
-            and last[trial.user_attrs.get('run')] == trial.number
+            and trial.user_attrs.get(FAILURE) not in (LOST, DUPLICATE)
+            and last[trial.user_attrs.get(RUN)] == trial.number
         ]
 
     def failures(self, group: Group) -> List[str]:
         """The errors of the group's failed runs (:meth:`_failed`): the
         group stops until they are run again (:meth:`retry_failed`)."""
         return [
-            f'{trial.user_attrs.get("run")}: '
-            f'{trial.user_attrs.get("failure", "failed")}'
+            f'{trial.user_attrs.get(RUN)}: '
+            f'{trial.user_attrs.get(FAILURE, "failed")}'
             for trial in self._failed(group)
         ]
 
@@ -433,7 +485,7 @@ class Sweep:
             rules = dataclasses.replace(rules, seeds=rules.seeds[:1])
             records = [
                 r for r in self.records(group._replace(replay=False))
-                if r['seed'] == rules.seeds[0] and r['state'] != 'pruned'
+                if r[SEED] == rules.seeds[0] and r['state'] != 'pruned'
             ] + records
         return plan(records, rules, facts['epochs'], facts['lr'],
                     facts['hyperparameter'])
@@ -449,17 +501,15 @@ class Sweep:
         """Record a run (``WAITING`` by default: queued)."""
         import optuna
         state = state or optuna.trial.TrialState.WAITING
-        attrs = dict(summary or {})
-        attrs.update(
-            point=dict(point),
-            seed=seed,
-            run=run_id(group.mode, group.setting, point, group.name, seed,
-                       group.replay))
+        attrs = write_trial(
+            point, seed,
+            run_id(group.mode, group.setting, point, group.name, seed,
+                   group.replay), summary)
         self.study(group).add_trial(
             optuna.trial.create_trial(
                 state=state,
                 value=value,
-                user_attrs=json.loads(json.dumps(attrs)),
+                user_attrs=attrs,
                 intermediate_values=intermediate or {}))
 
     # What workers do -----------------------------------------------------
@@ -558,15 +608,15 @@ class Sweep:
         from optuna.trial import TrialState
         live = (TrialState.WAITING, TrialState.RUNNING, TrialState.COMPLETE,
                 TrialState.PRUNED)
-        run = taken.user_attrs.get('run')
+        run = taken.user_attrs.get(RUN)
         return not any(
-            trial.number < taken.number and trial.user_attrs.get('run') == run
+            trial.number < taken.number and trial.user_attrs.get(RUN) == run
             for trial in self.trials(group, live))
 
     def heartbeat(self, trial_id: int, worker: str = '') -> None:
-        self.storage.set_trial_user_attr(trial_id, 'heartbeat', time.time())
+        self.storage.set_trial_user_attr(trial_id, HEARTBEAT, time.time())
         if worker:
-            self.storage.set_trial_user_attr(trial_id, 'worker', worker)
+            self.storage.set_trial_user_attr(trial_id, WORKER, worker)
 
     def finish(self,
                trial_id: int,
@@ -595,9 +645,9 @@ class Sweep:
         """Queue a run again (its trial was lost)."""
         self.add_trial(
             group,
-            attrs['point'],
-            attrs['seed'],
-            summary={'retry of': attrs.get('run')})
+            attrs[POINT],
+            attrs[SEED],
+            summary={RETRY_OF: attrs.get(RUN)})
 
     def fail_stale(self, grace: float) -> int:
         """Fail the running trials without a heartbeat for ``grace``
@@ -608,14 +658,14 @@ class Sweep:
         now, count = time.time(), 0
         for group in self.all_groups():
             for trial in self.trials(group, (TrialState.RUNNING, )):
-                beat = trial.user_attrs.get('heartbeat')
+                beat = trial.user_attrs.get(HEARTBEAT)
                 if beat is None and trial.datetime_start is not None:
                     beat = trial.datetime_start.timestamp()
                 if beat is None or now - beat < grace:
                     continue
                 try:  # the reason first: a finished trial takes none
-                    self.storage.set_trial_user_attr(trial._trial_id,
-                                                     'failure', LOST)
+                    self.storage.set_trial_user_attr(trial._trial_id, FAILURE,
+                                                     LOST)
                     changed = self.storage.set_trial_state_values(
                         trial._trial_id, TrialState.FAIL)
                 except optuna.exceptions.UpdateFinishedTrialError:
@@ -663,7 +713,7 @@ def first_seed_point(sweep: Sweep, group: Group, seed: int) -> dict:
         raise SweepError(f'{group.config}: its first stage '
                          f'{group.first_stage} has not finished')
     for run in current.runs:  # type: ignore[union-attr]  # (done: set)
-        if run['seed'] == seed:
+        if run[SEED] == seed:
             return run
     raise SweepError(f'{group.config}: its first stage has no run of seed '
                      f'{seed} (the sweep\'s seeds are {sweep.rules.seeds})')

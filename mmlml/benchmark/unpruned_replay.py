@@ -7,6 +7,7 @@ from typing import List
 
 from .search import point_key
 from .sweep import Sweep
+from .trial_record import VAL_MAP
 
 __all__ = ['compare_choices']
 
@@ -39,8 +40,8 @@ def compare_choices(sweep: Sweep) -> dict:
             pruned=pruned.chosen,
             unpruned=unpruned.chosen,
             same=point_key(pruned.chosen) == point_key(unpruned.chosen))
-        choice['pruned val mAP'] = best[0]['val mAP'] if best else None
-        choice['unpruned val mAP'] = unpruned.runs[0]['val mAP']
+        choice['pruned val mAP'] = best[0][VAL_MAP] if best else None
+        choice['unpruned val mAP'] = unpruned.runs[0][VAL_MAP]
         choice['replay minutes'] = sum(
             t.user_attrs.get('minutes', 0) for t in replayed)
         choices.append(choice)

@@ -1,9 +1,8 @@
 """A worker of a benchmark sweep: takes queued trials from the storage and
 runs each as a training process until the sweep is finished.
 
-A trial is one ``tools/demo.py`` run of the worker's own checkout
-(:func:`~.stored_definition.trainer_path`; never a path from the
-storage, whose every value is checked as data first,
+A trial is one :func:`~mmlml.benchmark.trial_training.train_trial` (never a
+path from the storage, whose every value is checked as data first,
 :mod:`.stored_definition`): train the
 config at the trial's point and seed in its setting and mode, keep the
 checkpoint with the best validation mAP, test it. With ``gpus_per_trial``
@@ -11,8 +10,20 @@ above one the run is launched through ``torch.distributed.run`` with
 MMEngine's ``pytorch`` launcher. The tuning runs carry an
 :class:`~.optuna_pruning_hook.OptunaPruningHook` when the sweep prunes
 (its first rung the epoch after the method's warm-up, read from the run's
-config: :func:`~.method_warmup.steady_epoch`); the runs of an unpruned
-replay (:meth:`~.sweep.Sweep.replay_groups`) never do.
+config: :func:`~.method_warmup.steady_epoch`) and :func:`~.pruning.
+may_prune` lets them: never the seed runs, the ``full`` setting's or the
+runs of an unpruned replay (:meth:`~.sweep.Sweep.replay_groups`).
+
+Warm trials (``trial_process='warm'``, the default): the worker imports
+the stack once and calls the trainer in its own process, each trial on a
+fresh ``Runner`` and within :class:`~.process_globals.ProcessGlobals`
+(every global a run touches put back after it), its output in the run's
+``log.txt``; a failed one is recorded as a failed subprocess is. With
+``trial_process='subprocess'`` (isolation), and always with
+``gpus_per_trial`` above one, each trial is a process of its own:
+``python -m mmlml.benchmark.trial_training`` (or ``$MMLML_SWEEP_TRAINER``,
+:func:`~.stored_definition.trainer_path`, the test suite's stand-in, which
+is always a subprocess).
 
 A second stage (a config that names ``first_stage``) first makes its
 labels (``tools/pseudo_label.py``) or scores (``tools/vl_pseudo_label.py``)
@@ -26,6 +37,7 @@ N`` (``tools/benchmark.py`` starts them: local processes or Slurm jobs).
 """
 import argparse
 import contextlib
+import glob
 import json
 import os
 import os.path as osp
@@ -35,23 +47,30 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from typing import Any, Dict, Optional
-
-from mmengine.config import Config
 
 from ..compat.stack_repairs import CONFIG_TEXT_VARIABLE
 from .config_keys import EPOCHS_KEY
+from .process_globals import ProcessGlobals
 from .progress import EpochWatch, SweepProgress
+from .pruning import may_prune
 from .settings import (dataset_modes, format_options, label_seed, mode_options,
                        run_domain, setting_options)
-from .stored_definition import check_trial, trainer_path
+from .stored_definition import DOMAIN_VARIABLE, TRAINER_VARIABLE, trainer_path
 from .sweep import (LOST, REPO_ROOT, Group, Sweep, abs_path, file_lock,
                     first_seed_point, run_id)
+from .trial_record import (BEST_CHECKPOINT, EPOCHS, EPOCHS_TRAINED, FAILURE,
+                           FIRST_STAGE_REBUILT, FIRST_STAGE_RUN, POINT,
+                           PRUNED_AT, RUN, SEED, VAL_MAP)
 
-__all__ = ['TrialFailed', 'run_trial', 'work', 'main']
+__all__ = ['TrialFailed', 'TRIAL_PROCESSES', 'run_trial', 'work', 'main']
 
 #: Seconds between heartbeats, and without one before a trial is lost.
 HEARTBEAT, GRACE = 20, 120
+
+#: Where a trial trains: in the worker's process, or in one of its own.
+TRIAL_PROCESSES = ('warm', 'subprocess')
 
 
 class TrialFailed(RuntimeError):
@@ -70,8 +89,15 @@ def _die_with_parent() -> None:
         pass
 
 
-def _call(cmd: list, log: str, threads: int) -> None:
+def _call(cmd: list,
+          log: str,
+          threads: int,
+          domain: Optional[str] = None) -> None:
+    """Run ``cmd`` with its output appended to ``log``; ``domain``: the
+    demo configs' domain in its environment (never in this process's)."""
     env = dict(os.environ)
+    if domain is not None:
+        env[DOMAIN_VARIABLE] = domain
     for var in ('OMP_NUM_THREADS', 'MKL_NUM_THREADS'):
         env[var] = str(threads)
     # Nobody reads a run folder's config: yapf would cost a second or more
@@ -88,7 +114,8 @@ def _call(cmd: list, log: str, threads: int) -> None:
             env=env,
             preexec_fn=_die_with_parent)
     if result.returncode:
-        raise TrialFailed(f'{osp.basename(cmd[1])} exited with '
+        program = cmd[2] if cmd[1] == '-m' else osp.basename(cmd[1])
+        raise TrialFailed(f'{program} exited with '
                           f'{result.returncode}, see {log}')
 
 
@@ -106,62 +133,140 @@ def _options(definition: dict, group: Group, point: dict, seed: int) -> dict:
     return options
 
 
-def _train(sweep: Sweep, group: Group, point: dict, seed: int, run_dir: str,
-           options: dict, hook: Optional[dict]) -> dict:
-    """One ``trainer`` process; its summary."""
+def _warm(config: str, work_root: str, seed: int, options: dict,
+          hook: Optional[dict], domain: Optional[str], log: str,
+          threads: int) -> dict:
+    """One training in this process (:class:`~.process_globals.
+    ProcessGlobals` around it), its output appended to ``log``; its
+    summary. An error of the run is a :class:`TrialFailed` naming the
+    log, where its traceback is."""
+    from .trial_training import failure_reason, train_trial
+    with open(log, 'a') as f, ProcessGlobals():
+        f.write(f'# warm trial in process {os.getpid()}: {config}, seed '
+                f'{seed}, domain {domain}\n')
+        f.flush()
+        for var in ('OMP_NUM_THREADS', 'MKL_NUM_THREADS'):
+            os.environ[var] = str(threads)
+        os.environ[CONFIG_TEXT_VARIABLE] = 'unformatted'  # as in _call
+        import torch
+        torch.set_num_threads(threads)
+        with contextlib.redirect_stdout(f), contextlib.redirect_stderr(f):
+            try:
+                return train_trial(
+                    config,
+                    work_root,
+                    seed,
+                    options,
+                    extra_hooks=[hook] if hook is not None else [],
+                    domain=domain)
+            except Exception as error:
+                traceback.print_exc(file=f)
+                raise TrialFailed(f'{failure_reason(error)} (see {log})') \
+                    from None
+
+
+def _train(sweep: Sweep,
+           group: Group,
+           point: dict,
+           seed: int,
+           run_dir: str,
+           options: dict,
+           hook: Optional[dict],
+           trial_process: str = 'warm') -> dict:
+    """One training of the trial, warm or in a ``trainer`` process
+    (module docstring); its summary, also written to the run folder's
+    ``demo.json``."""
     definition = sweep.definition
     out = osp.join(run_dir, 'demo.json')
     if osp.exists(out):
         os.remove(out)  # the run folder is the sweep's own
-    cmd = [trainer_path()]
+    domain = run_domain(definition.get('domain'), group.mode)
+    work_root = osp.dirname(osp.dirname(run_dir))
+    log = osp.join(run_dir, 'log.txt')
+    threads = definition.get('threads', 1)
     gpus = int(definition.get('gpus_per_trial') or 0)
+    if trial_process == 'warm' and gpus <= 1 \
+            and not os.environ.get(TRAINER_VARIABLE):
+        summary = _warm(
+            abs_path(group.config), work_root, seed, options, hook, domain,
+            log, threads)
+        with open(out, 'w') as f:
+            json.dump({group.name: {'runs': [summary]}}, f, indent=2)
+        return summary
+    if os.environ.get(TRAINER_VARIABLE):
+        cmd = [trainer_path()]
+    else:
+        cmd = ['-m', 'mmlml.benchmark.trial_training']
     if gpus > 1:
         cmd = ['-m', 'torch.distributed.run', f'--nproc_per_node={gpus}'
                ] + cmd + ['--launcher', 'pytorch']
     cmd = [sys.executable] + cmd + [
-        abs_path(group.config), '--seeds',
-        str(seed), '--work-dir',
-        osp.dirname(osp.dirname(run_dir)), '--out', out
+        abs_path(group.config),
+        '--seeds' if os.environ.get(TRAINER_VARIABLE) else '--seed',
+        str(seed), '--work-dir', work_root, '--out', out
     ]
+    if domain is not None and not os.environ.get(TRAINER_VARIABLE):
+        cmd += ['--domain', domain]
     if hook is not None:
         cmd += ['--extra-hook', json.dumps(hook)]
     cmd += ['--cfg-options'] + format_options(options)
-    _call(cmd, osp.join(run_dir, 'log.txt'), definition.get('threads', 1))
+    _call(cmd, log, threads, domain)
     with open(out) as f:
         summary = json.load(f)[group.name]['runs'][0]
     return summary
 
 
-def _first_stage(sweep: Sweep, group: Group, seed: int, run_dir: str,
-                 options: dict) -> dict:
-    """Make a second stage's labels or scores; returns the trial's notes."""
+def best_checkpoint(run_dir: str) -> Optional[str]:
+    """The best checkpoint that the trainer saved in a run folder
+    (MMEngine's ``best_*.pth``; the newest where there are several), or
+    None: found in the folder, never read from the storage."""
+    found = glob.glob(osp.join(glob.escape(run_dir), 'best_*.pth'))
+    return max(found, key=osp.getmtime) if found else None
+
+
+def _first_stage(sweep: Sweep,
+                 group: Group,
+                 seed: int,
+                 run_dir: str,
+                 options: dict,
+                 trial_process: str = 'warm') -> dict:
+    """Make a second stage's labels or scores; returns the trial's notes.
+    The first stage's folder is the one its chosen point (checked, as
+    every trial the sweep reads) and the seed make, and its checkpoint the
+    one found there (:func:`best_checkpoint`)."""
     definition = sweep.definition
     first_stage: str = group.first_stage  # type: ignore[assignment]
     first = first_seed_point(sweep, group, seed)
     first_group = Group(group.mode, group.setting, first_stage, None)
     work_dir = abs_path(definition['work_dir'])
-    checkpoint = osp.join(work_dir, first['best checkpoint'])
-    notes = {'first stage run': first['run']}
-    if not osp.exists(checkpoint):
+    first_run = run_id(first_group.mode, first_group.setting, first[POINT],
+                       first_group.name, seed)
+    first_dir = osp.join(work_dir, first_run)
+    notes = {FIRST_STAGE_RUN: first_run}
+    checkpoint = best_checkpoint(first_dir)
+    if checkpoint is None:
         # Another worker may be rebuilding the same run: one at a time,
         # and a finished rebuild is reused.
-        first_dir = osp.join(work_dir, first['run'])
         os.makedirs(first_dir, exist_ok=True)
         with file_lock(first_dir + '.lock'):
             done = osp.join(first_dir, 'demo.json')
-            if osp.exists(done):
+            if osp.exists(done) and best_checkpoint(first_dir):
                 with open(done) as f:
                     rebuilt = json.load(f)[first_group.name]['runs'][0]
             else:
                 rebuilt = _train(
-                    sweep, first_group, first['point'], seed, first_dir,
-                    _options(definition, first_group, first['point'], seed),
-                    None)
-        checkpoint = osp.join(work_dir, rebuilt['best checkpoint'])
-        notes['first stage rebuilt, val mAP'] = rebuilt['val mAP']
+                    sweep, first_group, first[POINT], seed, first_dir,
+                    _options(definition, first_group, first[POINT], seed),
+                    None, trial_process)
+        checkpoint = best_checkpoint(first_dir)
+        if checkpoint is None:
+            raise TrialFailed(f'the first stage run {first_dir} saved no '
+                              'best checkpoint (best_*.pth)')
+        notes[FIRST_STAGE_REBUILT] = rebuilt[VAL_MAP]
     stage = dataset_modes(abs_path(group.config), group.setting)[2]
     log = osp.join(run_dir, 'log.txt')
     threads = definition.get('threads', 1)
+    domain = run_domain(definition.get('domain'), group.mode)
     if 'scores_hook' in stage or 'scores_file' in stage:
         scores = osp.join(run_dir, 'scores.npy')
         _call([
@@ -171,8 +276,10 @@ def _first_stage(sweep: Sweep, group: Group, seed: int, run_dir: str,
             'cpu', '--labeller-options', 'type=ModelPseudoLabeller',
             f'config={abs_path(first_stage)}', f'checkpoint={checkpoint}',
             '--cfg-options'
-        ] + format_options(options), log, threads)
-        options[scores_key(abs_path(group.config), stage, options)] = scores
+        ] + format_options(options), log, threads, domain)
+        options[scores_key(
+            abs_path(group.config), stage, options,
+            run_domain(definition.get('domain'), group.mode))] = scores
     else:
         labels = osp.join(run_dir, 'pseudo_labels.npy')
         _call([
@@ -182,21 +289,24 @@ def _first_stage(sweep: Sweep, group: Group, seed: int, run_dir: str,
             '--thr',
             str(stage.get('thr', 0.5)), '--device', 'cpu', '--cfg-options'
         ] + format_options(
-            _options(definition, first_group, first['point'], seed)), log,
-              threads)
+            _options(definition, first_group, first[POINT], seed)), log,
+              threads, domain)
         options['train_dataloader.dataset.label_file'] = labels
     return notes
 
 
-def scores_key(config: str, stage: dict, options: dict) -> str:
+def scores_key(config: str,
+               stage: dict,
+               options: dict,
+               domain: Optional[str] = None) -> str:
     """The config key of a second stage's scores file: the
     ``scores_file`` of the hook of type ``first_stage['scores_hook']``
     (found by type, e.g. ``'VLPseudoLabelHook'``), or the dotted key
     ``first_stage['scores_file']``."""
     if 'scores_file' in stage:
         return stage['scores_file']
-    cfg = Config.fromfile(config)
-    cfg.merge_from_dict(options)
+    from .trial_training import trial_config
+    cfg = trial_config(config, options, domain)
     found = [
         i for i, hook in enumerate(cfg.get('custom_hooks') or [])
         if str(hook.get('type', '')).split('.')[-1] == stage['scores_hook']
@@ -209,52 +319,55 @@ def scores_key(config: str, stage: dict, options: dict) -> str:
     return f'custom_hooks.{found[0]}.scores_file'
 
 
-def _first_rung(group: Group, options: dict) -> int:
+def _first_rung(group: Group,
+                options: dict,
+                domain: Optional[str] = None) -> int:
     """The first epoch at which a run may be pruned: the one after its
     method's warm-up, as the run's config (with its overrides) sets it."""
     from .method_warmup import steady_epoch
-    cfg = Config.fromfile(abs_path(group.config))
-    cfg.merge_from_dict(options)
-    return steady_epoch(cfg) + 1
+    from .trial_training import trial_config
+    return steady_epoch(trial_config(abs_path(group.config), options,
+                                     domain)) + 1
 
 
-def run_trial(sweep: Sweep, group: Group, trial_id: int, attrs: dict) -> None:
+def run_trial(sweep: Sweep,
+              group: Group,
+              trial_id: int,
+              attrs: dict,
+              trial_process: str = 'warm') -> None:
     """Run a taken trial and record its result: complete (value: the
-    validation mAP), pruned, or failed with the error."""
+    validation mAP), pruned, or failed with the error. ``trial_process``:
+    one of :data:`TRIAL_PROCESSES` (module docstring)."""
     definition = sweep.definition
     work_dir = abs_path(definition['work_dir'])
     try:  # the storage's trial is data: checked before it is run
-        check_trial(
-            attrs, lambda point, seed: run_id(group.mode, group.setting, point,
-                                              group.name, seed, group.replay),
-            work_dir,
-            sweep.config_facts(group)['hyperparameter'],
-            f'trial {trial_id} of {sweep.study_name(group)}')
+        record = sweep.checked_trial(group, sweep.storage.get_trial(trial_id))
     except ValueError as error:
         sweep.finish(trial_id, 'fail', failure=str(error))
         return
-    point, seed = attrs['point'], attrs['seed']
-    # The domain of this run's mode, for this process's reading of the
-    # configs and for the runs it starts.
+    point, seed = record[POINT], record[SEED]
+    # The domain of this run's mode, passed to each reading of its configs.
     domain = run_domain(definition.get('domain'), group.mode)
-    if domain is not None:
-        os.environ['MMLML_DEMO_DOMAIN'] = domain
-    run_dir = osp.join(work_dir, attrs['run'])
+    run_dir = osp.join(work_dir, record[RUN])
     options = _options(definition, group, point, seed)
     notes = {}
     prune = definition.get('prune')
     hook = None
     try:
-        if prune and sweep.rules.tune and seed == sweep.rules.seeds[0] \
-                and not group.replay:
+        if may_prune(
+                prune,
+                setting=group.setting,
+                seed=seed,
+                first_seed=sweep.rules.seeds[0],
+                tune=sweep.rules.tune,
+                replay=group.replay):
             hook = dict(
                 type='OptunaPruningHook',
                 storage=sweep.spec,
                 study_name=sweep.study_name(group),
                 trial_id=trial_id,
-                first_rung=_first_rung(group, options),
-                reduction_factor=prune['reduction_factor'],
-                min_trials=prune['min_trials'])
+                first_rung=_first_rung(group, options, domain),
+                pruner=prune)
         try:
             os.makedirs(run_dir, exist_ok=True)
         except OSError as error:
@@ -262,28 +375,29 @@ def run_trial(sweep: Sweep, group: Group, trial_id: int, attrs: dict) -> None:
                               f'({error.strerror}): check the sweep\'s '
                               'work directory') from None
         if group.first_stage is not None:
-            notes = _first_stage(sweep, group, seed, run_dir, options)
-        summary = _train(sweep, group, point, seed, run_dir, options, hook)
+            notes = _first_stage(sweep, group, seed, run_dir, options,
+                                 trial_process)
+        summary = _train(sweep, group, point, seed, run_dir, options, hook,
+                         trial_process)
     except Exception as error:  # recorded; the sweep reports it
         sweep.finish(trial_id, 'fail', failure=str(error))
         return
-    checkpoint = summary.get('best checkpoint', '')
+    checkpoint = summary.get(BEST_CHECKPOINT, '')
     if osp.isabs(checkpoint):
-        summary['best checkpoint'] = osp.relpath(checkpoint, work_dir)
+        summary[BEST_CHECKPOINT] = osp.relpath(checkpoint, work_dir)
     summary.update(notes)
     summary.update(
         setting=group.setting,
         mode=group.mode,
         config=group.config,
         heartbeat=time.time())
-    pruned_at = sweep.storage.get_trial(trial_id).user_attrs.get(
-        'pruned at epoch')
+    pruned_at = sweep.storage.get_trial(trial_id).user_attrs.get(PRUNED_AT)
     if pruned_at is not None:
-        summary['epochs trained'] = pruned_at
+        summary[EPOCHS_TRAINED] = pruned_at
         sweep.finish(trial_id, 'pruned', **summary)
     else:
-        summary['epochs trained'] = summary['epochs']
-        sweep.finish(trial_id, 'complete', summary['val mAP'], **summary)
+        summary[EPOCHS_TRAINED] = summary[EPOCHS]
+        sweep.finish(trial_id, 'complete', summary[VAL_MAP], **summary)
 
 
 class _Heartbeat:
@@ -315,7 +429,8 @@ def work(storage: str,
          heartbeat: float = HEARTBEAT,
          grace: float = GRACE,
          max_trials: Optional[int] = None,
-         trusted=()) -> dict:
+         trusted=(),
+         trial_process: str = 'warm') -> dict:
     """Run trials of the sweep until it is finished (or ``max_trials``
     ran); returns ``{'trials': n, 'errors': [...]}``. Runs that are queued
     or running elsewhere are waited for, so that the rules can go on.
@@ -323,9 +438,13 @@ def work(storage: str,
     command starting this worker named (:class:`~.sweep.Sweep`). A worker
     with nothing to run looks again after ``first_poll`` seconds, then
     twice as long each time up to ``poll`` (short runs of other workers
-    end soon; a long wait costs the storage little). Stopped (SIGTERM,
-    Ctrl-C), it fails the trial it runs as lost and queues the run again,
-    then stops."""
+    end soon; a long wait costs the storage little). ``trial_process``:
+    where each trial trains (:data:`TRIAL_PROCESSES`, module docstring).
+    Stopped (SIGTERM, Ctrl-C), it fails the trial it runs as lost and
+    queues the run again, then stops."""
+    if trial_process not in TRIAL_PROCESSES:
+        raise ValueError(f'trial_process must be one of {TRIAL_PROCESSES}; '
+                         f'got {trial_process!r}')
     sweep = Sweep(storage, study, trusted=trusted)
     name = name or f'{socket.gethostname()}:{os.getpid()}'
     current: Dict[str, Any] = {}
@@ -337,7 +456,8 @@ def work(storage: str,
         previous = signal.signal(signal.SIGTERM, stop)
     try:
         return _run_until_done(sweep, name, current, stop, progress, poll,
-                               first_poll, heartbeat, grace, max_trials)
+                               first_poll, heartbeat, grace, max_trials,
+                               trial_process)
     except BaseException:
         # Stopped (SIGTERM, Ctrl-C) with a trial taken: its run is queued
         # again. Here, not in the signal handler: the storage call that
@@ -378,10 +498,17 @@ class _Stop:
             raise SystemExit(128 + self.pending)
 
 
-def _run_until_done(sweep: Sweep, name: str, current: dict, stop: _Stop,
-                    progress: SweepProgress, poll: float, first_poll: float,
-                    heartbeat: float, grace: float,
-                    max_trials: Optional[int]) -> dict:
+def _run_until_done(sweep: Sweep,
+                    name: str,
+                    current: dict,
+                    stop: _Stop,
+                    progress: SweepProgress,
+                    poll: float,
+                    first_poll: float,
+                    heartbeat: float,
+                    grace: float,
+                    max_trials: Optional[int],
+                    trial_process: str = 'warm') -> dict:
     """:func:`work`'s loop; ``current`` holds the trial being run."""
     ran = 0
     wait = first_poll
@@ -403,14 +530,20 @@ def _run_until_done(sweep: Sweep, name: str, current: dict, stop: _Stop,
             continue
         wait = first_poll
         beat = _Heartbeat(sweep, trial_id, heartbeat)
-        print(progress.trial_line(attrs['run']), file=sys.stderr, flush=True)
-        watch = EpochWatch(
-            osp.join(
-                abs_path(sweep.definition['work_dir']), attrs['run'],
-                'log.txt'), f'[{name}] {attrs["run"]}',
-            int(attrs['point'].get(EPOCHS_KEY, 0)))
+        # Shown and followed only once checked (run_trial fails the others).
         try:
-            run_trial(sweep, group, trial_id, attrs)
+            checked = sweep.checked_trial(group,
+                                          sweep.storage.get_trial(trial_id))
+            run = checked[RUN]
+            log = osp.join(
+                abs_path(sweep.definition['work_dir']), run, 'log.txt')
+            epochs = int(checked[POINT].get(EPOCHS_KEY, 0))
+        except ValueError:
+            run, log, epochs = f'trial {trial_id}', os.devnull, 0
+        print(progress.trial_line(run), file=sys.stderr, flush=True)
+        watch = EpochWatch(log, f'[{name}] {run}', epochs)
+        try:
+            run_trial(sweep, group, trial_id, attrs, trial_process)
         finally:
             watch.close()
             beat.close()
@@ -418,11 +551,11 @@ def _run_until_done(sweep: Sweep, name: str, current: dict, stop: _Stop,
         ran += 1
         progress.ran += 1
         record = sweep.storage.get_trial(trial_id)
-        value = f'val mAP {record.value:.2f}' if record.value is not None \
-            else record.user_attrs.get('failure') or \
-            f'pruned at epoch {record.user_attrs.get("pruned at epoch")}'
+        value = f'{VAL_MAP} {record.value:.2f}' if record.value is not None \
+            else record.user_attrs.get(FAILURE) or \
+            f'{PRUNED_AT} {record.user_attrs.get(PRUNED_AT)}'
         print(
-            f'[{name}] {attrs["run"]}: {record.state.name.lower()}, {value}',
+            f'[{name}] {run}: {record.state.name.lower()}, {value}',
             flush=True)
     return dict(trials=ran, errors=[])
 
@@ -440,14 +573,25 @@ def main(argv=None):
         default=[],
         help='configs outside the checkout\'s configs/ that the sweep may '
         'run (those its command named)')
+    parser.add_argument(
+        '--trial-process',
+        choices=TRIAL_PROCESSES,
+        default='warm',
+        help='train each trial in this process (warm: the stack imported '
+        'once) or in a process of its own (subprocess: isolation); '
+        'default: warm')
     args = parser.parse_args(argv)
-    result = work(
-        args.storage,
-        args.study,
-        poll=args.poll,
-        heartbeat=args.heartbeat,
-        grace=args.grace,
-        trusted=args.trust_config)
+    try:
+        result = work(
+            args.storage,
+            args.study,
+            poll=args.poll,
+            heartbeat=args.heartbeat,
+            grace=args.grace,
+            trusted=args.trust_config,
+            trial_process=args.trial_process)
+    except KeyboardInterrupt:  # Ctrl-C: its run is queued again (work)
+        raise SystemExit(128 + signal.SIGINT) from None
     for error in result['errors']:
         print(f'[worker] failed: {error}', file=sys.stderr)
     return result

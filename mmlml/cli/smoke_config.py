@@ -15,11 +15,17 @@ The epoch-valued settings are found by name (:data:`EPOCH_START_ARGS`,
 the config sets them or the class default applies (read from the
 registered class's signature), so a hook is addressed by its ``type``,
 never by its place in ``custom_hooks``.
+
+The shrunk dataloaders (no worker processes, small batches and images)
+would hide what the full run's own refuse, e.g. ``persistent_workers=True``
+with ``num_workers=0``: :func:`check_dataloaders` builds and reads the
+real ones first, so that what the full run refuses, a smoke run refuses.
 """
+import copy
 import inspect
 import math
 import numbers
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from mmengine.config import Config
 
@@ -28,7 +34,8 @@ from mmlml.utils.signatures import constructor_parameters
 
 __all__ = [
     'EPOCH_START_ARGS', 'EPOCH_COUNT_ARGS', 'SIZE_ARGS', 'smoke_config',
-    'scale_epoch_start', 'scale_epoch_settings', 'epoch_starts'
+    'scale_epoch_start', 'scale_epoch_settings', 'epoch_starts',
+    'used_dataloaders', 'check_dataloaders'
 ]
 
 #: Arguments that say at which epoch something starts (a warm-up's length,
@@ -200,6 +207,53 @@ def _small_batches(cfg: Config, batch_size: int) -> None:
                 loader.get('batch_size') or batch_size, batch_size)
             loader['num_workers'] = 0
             loader['persistent_workers'] = False
+
+
+def used_dataloaders(cfg: Config, test: bool = False) -> List[str]:
+    """The dataloaders a full run of ``cfg`` builds: the training one, the
+    validation one where validation is on (``val_dataloader`` and
+    ``val_cfg``), and with ``test`` the test one where it is configured
+    (``test_dataloader`` and ``test_cfg``: ``tools/demo.py`` and the sweeps
+    test after training)."""
+    names = ['train_dataloader']
+    for split, wanted in (('val', True), ('test', test)):
+        if wanted and isinstance(cfg.get(f'{split}_dataloader'),
+                                 dict) and cfg.get(f'{split}_cfg') is not None:
+            names.append(f'{split}_dataloader')
+    return names
+
+
+def check_dataloaders(cfg: Config, names: Sequence[str]) -> None:
+    """Build each dataloader of ``names`` as the full run of ``cfg`` builds
+    it (its workers, batches, images and sampler, before
+    :func:`smoke_config` shrinks them) and read its first batch.
+
+    Args:
+        cfg (Config): The config of the full run.
+        names (Sequence[str]): The dataloaders, e.g.
+            :func:`used_dataloaders`.
+
+    Raises:
+        ValueError: A dataloader cannot be built or read, e.g.
+            ``persistent_workers=True`` with ``num_workers=0``; one line
+            naming it and the first line of the error.
+    """
+    from mmengine.registry import DefaultScope
+    from mmengine.runner import Runner
+    seed = (cfg.get('randomness') or {}).get('seed')
+    for name in names:
+        try:
+            with DefaultScope.overwrite_default_scope(
+                    cfg.get('default_scope', 'mmpretrain')):
+                loader = Runner.build_dataloader(
+                    copy.deepcopy(cfg[name]), seed=seed)
+                batches = iter(loader)
+                next(batches, None)  # an empty split: the training checks
+                del batches, loader  # its worker processes end here
+        except Exception as error:
+            lines = str(error).strip().splitlines() or ['']
+            raise ValueError(f'{name} fails as the full run builds it: '
+                             f'{type(error).__name__}: {lines[0]}') from None
 
 
 def _scheduler_horizon(schedulers, max_epochs: int) -> float:

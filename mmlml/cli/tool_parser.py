@@ -41,7 +41,9 @@ def check_checkout(tool_file: str) -> None:
     import mmlml
     tool = osp.dirname(osp.dirname(osp.realpath(tool_file)))
     package = osp.dirname(osp.dirname(osp.realpath(mmlml.__file__)))
-    if tool != package:
+    # An installed package's own tools: mmlml/.mim/tools (setup.py).
+    shipped = osp.join(osp.dirname(osp.realpath(mmlml.__file__)), '.mim')
+    if tool != package and tool != shipped:
         raise ValueError(
             f'this tool lies in the checkout {tool}, but mmlml is imported '
             f'from the checkout {package}: run {package}/tools/'

@@ -14,9 +14,9 @@ from mmlml.benchmark.paper_claims import claims_markdown
 from mmlml.benchmark.record import domain_statistics, export, reproducer
 from mmlml.benchmark.report import report, report_args, statistics_line
 from mmlml.benchmark.search import SearchRules, tuned_table
-from mmlml.benchmark.settings import SETTING_TITLES, abs_path, setting_options
+from mmlml.benchmark.settings import SETTING_TITLES, setting_options
 from mmlml.benchmark.stored_definition import (SweepError, check_definition,
-                                               config_digest)
+                                               sweep_digests)
 from mmlml.benchmark.sweep import Sweep
 from mmlml.benchmark.worker import _options, work
 
@@ -124,7 +124,7 @@ def test_labels_drawn_per_training_seed():
         check_definition(
             dict(
                 definition,
-                digests={AN: config_digest(abs_path(AN))},
+                digests=sweep_digests(definition),
                 label_seed_per_seed='yes'), 'x')
 
 

@@ -17,6 +17,7 @@ from mmlml.benchmark.config_keys import EPOCHS_KEY
 from mmlml.benchmark.method_warmup import steady_epoch
 from mmlml.benchmark.optuna_pruning_hook import OptunaPruningHook
 from mmlml.benchmark.optuna_storage import open_storage
+from mmlml.benchmark.pruning import build_pruner
 from mmlml.benchmark.same_schedule_successive_halving_pruner import (
     SameScheduleSuccessiveHalvingPruner, rungs)
 
@@ -48,7 +49,9 @@ def study_with(tmp_path, others, epochs=10):
     return storage, study
 
 
-def hook_for(storage, study, epochs=10, seed=0, **kwargs):
+def hook_for(storage, study, epochs=10, seed=0, first_rung=2, **pruner):
+    """A hook of a new trial, whose pruner is successive halving with the
+    parameters ``pruner`` (the defaults for the others)."""
     trial = study.ask()
     trial.set_user_attr('point', {EPOCHS_KEY: epochs})
     trial.set_user_attr('seed', seed)
@@ -56,7 +59,9 @@ def hook_for(storage, study, epochs=10, seed=0, **kwargs):
         storage=storage,
         study_name='sweep',
         trial_id=trial._trial_id,
-        **dict(dict(first_rung=2), **kwargs))
+        first_rung=first_rung,
+        pruner=dict(type='same_schedule_halving', **pruner)
+        if pruner else None)
 
 
 def validate(hook, epoch, value, max_epochs=10):
@@ -169,15 +174,22 @@ def test_the_first_rung_follows_the_methods_warmup():
 def test_arguments_and_missing_metric(tmp_path):
     with pytest.raises(ValueError, match='trial_id must be an integer >= 0'):
         OptunaPruningHook(storage='s.journal', study_name='s', trial_id=-1)
-    with pytest.raises(ValueError, match='reduction_factor >= 2'):
-        SameScheduleSuccessiveHalvingPruner(reduction_factor=1)
-    with pytest.raises(ValueError, match='first_rung >= 1'):
-        SameScheduleSuccessiveHalvingPruner(first_rung=0)
-    for eta, least in ((1, 2), (3, 0)):
-        with pytest.raises(ValueError, match='--prune-eta must be >= 2'):
+    with pytest.raises(
+            ValueError,
+            match=r'prune.reduction_factor must be an integer in \[2, 1000\]'):
+        build_pruner(dict(type='same_schedule_halving', reduction_factor=1), 1)
+    with pytest.raises(ValueError, match='first_rung must be an integer >= 1'):
+        OptunaPruningHook(
+            storage='s.journal', study_name='s', trial_id=0, first_rung=0)
+    for eta, least, option in ((1, 2, '--prune-eta'), (3, 0,
+                                                       '--prune-min-trials')):
+        with pytest.raises(ValueError, match=f'{option} must be an integer'):
             pruning(
                 argparse.Namespace(
-                    no_prune=False, prune_eta=eta, prune_min_trials=least))
+                    no_prune=False,
+                    pruner='same_schedule_halving',
+                    prune_eta=eta,
+                    prune_min_trials=least))
     hook = OptunaPruningHook(
         storage=str(tmp_path / 's.journal'), study_name='s', trial_id=0)
     runner = types.SimpleNamespace(
@@ -193,7 +205,8 @@ def test_arguments_and_missing_metric(tmp_path):
 def test_the_pruner_is_an_optuna_pruner(tmp_path):
     """Optuna's own loop, given the pruner, prunes a trailing trial of the
     same schedule and lets one of another schedule go on."""
-    pruner = SameScheduleSuccessiveHalvingPruner(first_rung=2)
+    pruner = build_pruner({'type': 'same_schedule_halving'}, 2)
+    assert isinstance(pruner, SameScheduleSuccessiveHalvingPruner)
     assert isinstance(pruner, optuna.pruners.BasePruner)
     _, study = study_with(tmp_path, [(60., 'complete'), (70., 'complete')])
     study.pruner = pruner

@@ -71,7 +71,9 @@ def test_a_config_outside_the_checkout_runs_only_if_named(tmp_path):
                     f'open({str(marker)!r}, "w").write("x")\n')
     sweep = _one_run(tmp_path)
     definition = _tamper(sweep, configs=[str(evil)])
-    definition['digests'][str(evil)] = 'the attacker can record any digest'
+    definition['digests'][str(evil)] = {
+        str(evil): '0' * 64  # the attacker can record any digest
+    }
     _tamper(sweep, digests=definition['digests'])
     with pytest.raises(
             SweepError,
@@ -100,8 +102,9 @@ def test_a_config_changed_since_the_definition_is_refused(tmp_path):
 @pytest.mark.parametrize(
     'changes, message',
     [(dict(digests=None), 'records no digests'),
-     (dict(cfg_options={'custom_imports.imports': ['os']}), 'imports code'),
-     (dict(domain='../../tmp/evil'), 'not a domain of this checkout'),
+     (dict(cfg_options={'custom_imports.imports': ['os']}),
+      'must set plain config keys'),
+     (dict(domain='../../tmp/evil'), 'must be a domain of this checkout'),
      (dict(prune=dict(type='Evil')), '`prune`'),
      (dict(prune=dict(n_startup_trials=2, warmup=0.3)),
       'earlier median rule is continued by importing its record'),
@@ -130,7 +133,7 @@ def test_stored_fields_are_checked_as_data(tmp_path, changes, message):
      (dict(point={
          LR_KEY: 'lr',
          EPOCHS_KEY: 10
-     }), 'outside the sweep'), (dict(seed='0'), 'not data of a sweep')],
+     }), 'outside the sweep'), (dict(seed='0'), 'seed must be an integer')],
     ids=['run', 'point-key', 'point-value', 'seed'])
 def test_a_tampered_trial_fails_without_running(tmp_path, attrs, message):
     sweep = _one_run(tmp_path)
@@ -218,12 +221,12 @@ def test_join_prints_what_it_will_run(tmp_path, capsys):
     sys.path.insert(0, osp.join(ROOT, 'tools'))
     import benchmark as tool
     sweep = _one_run(tmp_path)
-    digest = Sweep(sweep.spec, 's').definition['digests'][AN]
+    digest = Sweep(sweep.spec, 's').definition['digests'][AN][AN]
     tool.main(
         ['--join', '--storage', sweep.spec, '--study', 's', '--workers', '0'])
     err = capsys.readouterr().err
     assert 'joining sweep s' in err
-    assert f'config {osp.join(ROOT, AN)} (sha256 {digest[:12]})' in err
+    assert f'config {osp.join(ROOT, AN)} (sha256 {digest[:12]};' in err
     assert f'runs in {tmp_path / "work"}' in err
     mine = _own_config(tmp_path)
     other = _one_run(tmp_path / 'o', configs=(str(mine), ))
@@ -272,5 +275,7 @@ def test_a_base_changed_since_the_definition_is_refused(tmp_path):
     child.write_text("_base_ = ['../user.py']\n")
     sweep = _one_run(tmp_path, configs=(str(child), ))
     user.write_text(user.read_text() + 'train_cfg = dict(max_epochs=99)\n')
-    with pytest.raises(SweepError, match=r'_base_ chain\) changed since'):
+    with pytest.raises(
+            SweepError,
+            match=f'{user} \\(read for config {child}\\) changed since'):
         Sweep(sweep.spec, 's', trusted=[str(child)]).definition

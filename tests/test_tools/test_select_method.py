@@ -1,5 +1,6 @@
 """tools/select_method.py: the method presets applied to a user's config,
 the refusals, and a tiny selection end to end."""
+import copy
 import glob
 import importlib.util
 import json
@@ -21,10 +22,12 @@ from mmlml.benchmark.method_ranking import rank, ranking_warnings, table
 from mmlml.benchmark.method_selection import (MethodError, SelectionError,
                                               apply_preset, check_training,
                                               lr_search, method_configs,
-                                              prepare_methods,
+                                              prepare_methods, search_edges,
                                               validation_labels)
+from mmlml.benchmark.search import plan
 from mmlml.benchmark.settings import setting_options
 from mmlml.benchmark.sweep import Sweep
+from mmlml.cli.smoke_config import check_dataloaders, used_dataloaders
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
@@ -417,14 +420,18 @@ def _method_configs(storage: str) -> list:
     ]
 
 
-def record_runs(storage: str, name: str, scores=(), failure=None) -> None:
+def record_runs(storage: str,
+                name: str,
+                scores=(),
+                failure=None,
+                study='select') -> None:
     """Record runs of ``name`` in the selection of ``storage`` as a worker
     would (without training): finished at lr 0.01 and 4 epochs, one per
     seed, with these validation mAP; or one failed run."""
     from optuna.trial import TrialState
 
     from mmlml.benchmark.results import COLUMNS
-    sweep = Sweep(storage, 'select', trusted=_method_configs(storage))
+    sweep = Sweep(storage, study, trusted=_method_configs(storage))
     group = sweep.group('finetune', 'own', name)
     point = {EPOCHS_KEY: 4, LR_KEY: 0.01}
     if failure is not None:
@@ -589,3 +596,196 @@ def test_a_tool_of_another_checkout_is_refused(tmp_path):
                                f'checkout {osp.realpath(ROOT)}: run ')
         assert f'pip install -e {other}' in line
     assert not (other / 'wd').exists()
+
+
+def _finish(sweep, group, point: dict, value: float, best_epoch: int):
+    """Record the first seed's run at ``point`` as a worker would."""
+    from optuna.trial import TrialState
+
+    from mmlml.benchmark.results import COLUMNS
+    summary = {key: value - 10 for key in COLUMNS}
+    summary.update({
+        'val mAP': value,
+        'best epoch': best_epoch,
+        'epochs': point[EPOCHS_KEY]
+    })
+    sweep.add_trial(group, point, 0, TrialState.COMPLETE, value, summary)
+
+
+def test_search_goes_past_an_edge_and_says_where_a_bound_stops_it(
+        tmp_path, monkeypatch, capsys):
+    """Your rate 0.01 and its neighbours first; the best at the upper edge
+    (0.03) -> 0.1, the bound (x 10); still improving at its last epoch ->
+    doubled once (--max-doublings 1). The chosen point sits at both
+    bounds: the selection says so, in one line each."""
+    monkeypatch.chdir(tmp_path)
+    config = write_custom_config(tmp_path)  # lr 0.01, 4 epochs
+    tool = load_tool()
+    command = [
+        config, '--methods', 'an', '--seeds', '0', '--max-doublings', '1',
+        '--workers', '0'
+    ]
+    with pytest.raises(SystemExit, match='not finished yet'):
+        tool.main(command)
+    storage = 'work_dirs/select_method/my_config/select.db'
+    sweep = Sweep(storage, 'select', trusted=_method_configs(storage))
+    group = sweep.group('finetune', 'own', 'an')
+
+    def needed():
+        """What the search asks for next, from the finished runs (the
+        command queued the first ones)."""
+        done = [r for r in sweep.records(group) if r['state'] == 'complete']
+        return sorted((point[LR_KEY], point[EPOCHS_KEY])
+                      for point, _ in plan(done, sweep.rules, 4, 0.01).needed)
+
+    assert needed() == [(0.003, 4), (0.01, 4), (0.03, 4)]
+    for lr, value in ((0.01, 70), (0.003, 60), (0.03, 75)):
+        _finish(sweep, group, {LR_KEY: lr, EPOCHS_KEY: 4}, value, 2)
+    assert needed() == [(0.1, 4)]  # past the edge, as the benchmark does
+    _finish(sweep, group, {LR_KEY: 0.1, EPOCHS_KEY: 4}, 80, 4)
+    assert needed() == [(0.1, 8)]  # 0.3 lies beyond the bound 0.1
+    _finish(sweep, group, {LR_KEY: 0.1, EPOCHS_KEY: 8}, 82, 8)
+    assert sweep.plan(group).done
+    capsys.readouterr()
+    result = tool.main(command)
+    assert result['at_bounds'] == [
+        'an: its learning rate 0.1 (10 x your 0.01) is the highest the '
+        'search may try (bound 0.1; the next one, 0.3, lies beyond): the '
+        'best rate may lie above it; widen --lr-bounds to search on',
+        'an: still improving at its last epoch (8) in the longest run the '
+        'search may try (4 epochs doubled at most 1 time): more epochs may '
+        'do better; raise --max-doublings (or train_cfg.max_epochs)'
+    ]
+    err = capsys.readouterr().err
+    for line in result['at_bounds']:
+        assert f'[select_method] warning: {line}\n' in err
+    # A point inside the bounds is not reported.
+    row = dict(result['ranking'])['an']
+    inside = copy.deepcopy(row)
+    inside['tuning']['chosen'] = {LR_KEY: 0.03, EPOCHS_KEY: 4}
+    inside['runs'][0].update({'best epoch': 2, 'epochs': 4})
+    assert search_edges('an', inside, sweep.rules, 4, 0.01) == []
+
+
+def test_smoke_refuses_what_the_full_selection_refuses(tmp_path, monkeypatch,
+                                                       capsys):
+    """``persistent_workers=True`` with ``num_workers=0``: the full
+    selection leaves every method out; --smoke, whose runs have no
+    workers, reads the real dataloaders first and refuses it in one line,
+    before anything is written. Once fixed, the real dataloaders of the
+    three splits pass the check."""
+    monkeypatch.chdir(tmp_path)
+    config = write_custom_config(
+        tmp_path, 'train_dataloader = dict(num_workers=0, '
+        'persistent_workers=True)\n')
+    tool = load_tool()
+    with pytest.raises(SystemExit, match='no method of an can run'):
+        tool.main([config, '--methods', 'an', '--workers', '0'])
+    assert 'left out: an cannot train: ValueError: persistent_workers ' \
+        'option needs num_workers > 0' in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit:
+        tool.main([config, '--methods', 'an', '--smoke', '--workers', '0'])
+    assert str(exit.value.code) == (
+        f'[select_method] {config}: train_dataloader fails as the full run '
+        'builds it: ValueError: persistent_workers option needs num_workers '
+        '> 0; every method of the full selection would be left out (--smoke '
+        'checks the real dataloaders first)')
+    assert not (tmp_path / 'work_dirs/select_method/my_config-smoke').exists()
+
+    cfg = Config.fromfile(write_custom_config(tmp_path))
+    names = used_dataloaders(cfg, test=True)
+    assert names == ['train_dataloader', 'val_dataloader', 'test_dataloader']
+    assert used_dataloaders(cfg) == names[:2]
+    check_dataloaders(cfg, names)
+    # A test split that cannot be read is found too (the runs test).
+    cfg.test_dataloader.dataset.ann_file = 'missing.json'
+    with pytest.raises(
+            ValueError,
+            match='^test_dataloader fails as the '
+            'full run builds it: '):
+        check_dataloaders(cfg, ['test_dataloader'])
+
+
+def test_a_selection_is_joined_by_its_study(tmp_path, monkeypatch, capsys):
+    """docs/cluster.md's way: the same config with ``--join --study NAME``
+    adds workers to a running selection, its methods and search the
+    stored ones, its method configs checked to be what the command writes
+    for the config; a worker of the join trains them (the stand-in
+    trainer). An edited method config, another config, or --methods are
+    refused in one line."""
+    monkeypatch.chdir(tmp_path)
+    config = write_custom_config(tmp_path)
+    tool = load_tool()
+    with pytest.raises(SystemExit, match='an, hill not finished yet'):
+        tool.main([
+            config, '--methods', 'an', 'hill', '--seeds', '0', '--lrs', '0.01',
+            '--lr-bounds', '0.01', '0.01', '--max-doublings', '0', '--study',
+            'mine', '--workers', '0'
+        ])
+    storage = 'work_dirs/select_method/my_config/select.db'
+    join = [config, '--join', '--study', 'mine']
+    capsys.readouterr()
+    with pytest.raises(SystemExit, match='an, hill not finished yet'):
+        tool.main(join + ['--workers', '0'])
+    assert (f'[select_method] joining the selection mine in {storage}: an '
+            f'hill on {config} (method configs in '
+            'work_dirs/select_method/my_config/configs, checked)'
+            ) in capsys.readouterr().err
+
+    an = tmp_path / 'work_dirs/select_method/my_config/configs/an.py'
+    text = an.read_text()
+    an.write_text(text + 'optim_wrapper = dict(optimizer=dict(lr=9))\n')
+    with pytest.raises(SystemExit) as exit:
+        tool.main(join + ['--workers', '0'])
+    assert str(exit.value.code) == (
+        f"[select_method] {storage} (sweep 'mine'): {an.relative_to(tmp_path)}"
+        f' is not the an config that the selection writes for {config} '
+        '(edited, or written for another config): run the selection '
+        'without --join to write it again')
+    an.write_text(text)
+    other = tmp_path / 'other' / 'my_config.py'
+    other.parent.mkdir()
+    other.write_text(open(config).read() + 'train_cfg = dict(max_epochs=6)\n')
+    with pytest.raises(
+            SystemExit,
+            match='is not the an config that the '
+            f'selection writes for {other}'):
+        tool.main([
+            str(other), '--join', '--study', 'mine', '--work-dir',
+            'work_dirs/select_method/my_config', '--workers', '0'
+        ])
+    with pytest.raises(SystemExit, match='no selection to join'):
+        tool.main(join + ['--work-dir', 'elsewhere', '--workers', '0'])
+    with pytest.raises(SystemExit):
+        tool.parse_args(join + ['--methods', 'an'])
+    assert '--join runs the stored selection' in capsys.readouterr().err
+
+    # Once the runs are in, the join ranks the stored methods.
+    record_runs(storage, 'an', [70], study='mine')
+    record_runs(storage, 'hill', [75], study='mine')
+    result = tool.main(join + ['--workers', '0'])
+    assert [name for name, _ in result['ranking']] == ['hill', 'an']
+    assert result['out'] == 'work_dirs/select_method/my_config/best_hill.py'
+
+
+@pytest.mark.slow
+def test_a_worker_of_a_join_trains_the_selection(tmp_path, monkeypatch):
+    """A local worker started by ``--join`` runs the method configs the
+    join named (the stand-in trainer, no training: about half a minute,
+    most of it the worker's start)."""
+    monkeypatch.chdir(tmp_path)
+    config = write_custom_config(tmp_path)
+    tool = load_tool()
+    with pytest.raises(SystemExit, match='an not finished yet'):
+        tool.main([
+            config, '--methods', 'an', '--seeds', '0', '--lrs', '0.1',
+            '--lr-bounds', '0.1', '0.1', '--max-doublings', '0', '--study',
+            'mine', '--workers', '0'
+        ])
+    monkeypatch.setenv('MMLML_SWEEP_TRAINER',
+                       osp.join(ROOT, 'tests', 'benchmark_fake_trainer.py'))
+    result = tool.main([config, '--join', '--study', 'mine', '--workers', '1'])
+    assert [name for name, _ in result['ranking']] == ['an']
+    assert result['failed'] == {} and osp.isfile(result['out'])
+    row = dict(result['ranking'])['an']
+    assert row['runs'][0]['val mAP'] == 80.0  # the stand-in's at lr 0.1

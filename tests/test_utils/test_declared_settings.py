@@ -340,8 +340,11 @@ def test_flags_refuse_strings(cfg):
 
 
 @pytest.mark.parametrize('kwargs, match', [
-    (dict(reduction_factor=1), 'reduction_factor must be an integer >= 2'),
-    (dict(min_trials=0), 'min_trials must be an integer >= 1'),
+    (dict(pruner=dict(reduction_factor=1)),
+     r'pruner.reduction_factor must be an integer in \[2, 1000\]'),
+    (dict(pruner=dict(type='same_schedule_halving', min_trials=0)),
+     r'pruner.min_trials must be an integer in \[1, 100000\]'),
+    (dict(pruner=dict(type='os.system')), 'pruner must name a pruner of'),
     (dict(first_rung=0), 'first_rung must be an integer >= 1'),
     (dict(trial_id=-1), 'trial_id must be an integer >= 0'),
 ])

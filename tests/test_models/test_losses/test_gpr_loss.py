@@ -288,7 +288,9 @@ def test_takes_gr_settings_through_grloss():
     assert loss.q2 == 0.01 and loss.linear_init == 0  # GRLoss's defaults
     with pytest.raises(ValueError, match=r'q3 must lie in \[0, inf\]'):
         build(dict(type='GPRLoss', expected_positives=2.9, q3=-1))
-    with pytest.raises(TypeError, match="unexpected keyword argument 'q_3'"):
+    with pytest.raises(
+            TypeError,
+            match="GPRLoss has no setting 'q_3': did you mean 'q3'"):
         build(dict(type='GPRLoss', expected_positives=2.9, q_3=1.5))
 
 
