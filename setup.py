@@ -9,8 +9,10 @@ from setuptools import find_packages, setup
 
 #: What OpenMMLab's `mim` looks for inside an installed package
 #: (`mim search mmlml`, `mim train mmlml CONFIG`): the configs, the tools
-#: and the model index, under `mmlml/.mim/`.
-MIM_FILES = ('configs', 'tools', 'model-index.yml')
+#: and the model index, under `mmlml/.mim/`; with them the embedded demo
+#: domain's source backbone (`checkpoints/`, 0.7 MB), which its configs
+#: load, so that a sweep runs from an installed package.
+MIM_FILES = ('configs', 'tools', 'model-index.yml', 'checkpoints')
 
 ROOT = osp.dirname(osp.abspath(__file__))
 
