@@ -41,7 +41,7 @@ import os
 import os.path as osp
 import sys
 import warnings
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Sequence, Union
 
 import torch
 
@@ -56,12 +56,13 @@ from mmpretrain.apis import ImageClassificationInferencer
 from mmpretrain.models.heads import MultiLabelClsHead
 from mmpretrain.structures import DataSample
 
+from mmlml.apis import class_names
 from mmlml.cli import (add_cfg_options_argument, add_force_argument,
                        add_model_arguments, check_output, tool_parser)
 from mmlml.compat.checkpoint_policy import check_checkpoint_exists
 from mmlml.evaluation.class_thresholds import (check_classes, load_thresholds,
                                                thresholds_path)
-from mmlml.registry import DATASETS, MODELS, TRANSFORMS
+from mmlml.registry import MODELS, TRANSFORMS
 from mmlml.utils.progress_line import ProgressLine
 
 IMAGE_EXTENSIONS = ('.jpg', '.jpeg', '.png', '.bmp', '.webp')
@@ -264,33 +265,6 @@ class MultiLabelInferencer(ImageClassificationInferencer):
         """Yield the result of each image, in order (no progress bar)."""
         for data in self.preprocess(images, batch_size=batch_size):
             yield from self.postprocess(self.forward(data), thr=thr, topk=topk)
-
-
-def class_names(cfg: Config, checkpoint: dict) -> Tuple[Optional[list], str]:
-    """The class names and where they come from: the checkpoint's
-    ``meta['dataset_meta']``, else the config's test (or validation)
-    dataset built with ``lazy_init=True``; ``(None, why)`` otherwise."""
-    meta = checkpoint.get('meta') or {}
-    classes = (meta.get('dataset_meta') or {}).get('classes')
-    if classes is not None:
-        return list(classes), 'the checkpoint'
-    reasons = []
-    for name in ('test_dataloader', 'val_dataloader'):
-        dataset_cfg = (cfg.get(name) or {}).get('dataset')
-        if dataset_cfg is None:
-            continue
-        try:
-            with DefaultScope.overwrite_default_scope('mmpretrain'):
-                dataset = DATASETS.build(dict(dataset_cfg, lazy_init=True))
-            classes = dataset.metainfo.get('classes')
-        except Exception as error:
-            reasons.append(f'{name}.dataset: {type(error).__name__}: '
-                           f'{error}')
-            continue
-        if classes is not None:
-            return list(classes), f'the config ({name}.dataset)'
-        reasons.append(f'{name}.dataset has no classes in its metainfo')
-    return None, '; '.join(reasons) or 'the config has no test dataset'
 
 
 def build_inferencer(cfg: Config,
