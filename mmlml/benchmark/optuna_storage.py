@@ -117,12 +117,17 @@ def open_storage(spec: str, must_exist: bool = False):
     if must_exist and path is not None and not osp.isfile(path):
         raise StorageError(f'{spec}: no such sweep storage (a sweep creates '
                            'it; check the path)')
-    if path is None or (osp.isfile(path) and osp.getsize(path)):
+    if path is None:
+        return _open(spec, path)
+    if osp.isfile(path) and osp.getsize(path) and \
+            not osp.exists(path + CREATION_LOCK):
         return _open(spec, path)
     # A new local storage (or one being created this moment): made by one
     # process at a time, so that another command creating it at once
     # finds it whole, never half made (an empty file, tables without
-    # their version row).
+    # their version row). A storage that open_storage made keeps its lock
+    # file, so a file that already has bytes is still opened under the
+    # lock: its maker may be writing its tables at this moment.
     if not osp.exists(path):
         try:
             os.makedirs(osp.dirname(path), exist_ok=True)
@@ -139,12 +144,25 @@ def _creation_lock(path: str):
     local storage is made (the file stays: removing it would let a third
     process lock another file of the same name)."""
     import fcntl
-    with open(path + CREATION_LOCK, 'a') as f:
+    try:
+        f = open(path + CREATION_LOCK, 'a')
+    except OSError:
+        if not osp.exists(path + CREATION_LOCK):
+            raise
+        f = open(path + CREATION_LOCK)  # a read-only folder: flock reads
+    with f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _creation_race(error: Exception) -> bool:
+    """Whether ``error`` is another process creating the same tables (a
+    server database, or a file made outside :func:`open_storage`)."""
+    text = str(error)
+    return 'already exists' in text or 'UNIQUE constraint failed' in text
 
 
 def _open(spec: str, path):
@@ -167,7 +185,7 @@ def _open(spec: str, path):
                 # Another process is creating this new storage's tables at
                 # this moment (a tool and a --join, or a reader): they
                 # exist once it is done.
-                if 'already exists' not in str(error) or \
+                if not _creation_race(error) or \
                         attempt == SCHEMA_ATTEMPTS - 1:
                     raise
                 time.sleep(0.5)

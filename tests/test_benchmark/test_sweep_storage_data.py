@@ -300,6 +300,31 @@ def test_a_new_storage_created_by_several_commands_at_once_opens_for_all(
         assert found == ['opened'] * 3
 
 
+def test_a_storage_with_bytes_waits_for_its_maker(tmp_path):
+    """The race CI met: a reader opened a file its maker had given tables
+    but not yet their version row, and Optuna's second stamp of it broke
+    alembic's UNIQUE constraint. A file that open_storage made (its lock
+    file beside it) is opened under the lock, whatever its size."""
+    import fcntl
+    import threading
+
+    from optuna.storages import RDBStorage
+
+    from mmlml.benchmark.optuna_storage import CREATION_LOCK, open_storage
+    path = str(tmp_path / 'sweep.db')
+    RDBStorage(f'sqlite:///{path}')  # the bytes exist
+    opened = threading.Event()
+    with open(path + CREATION_LOCK, 'a') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # its maker is still at work
+        reader = threading.Thread(
+            target=lambda: (open_storage(path), opened.set()))
+        reader.start()
+        assert not opened.wait(1.0)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    reader.join(60)
+    assert opened.is_set()
+
+
 def test_two_commands_defining_the_same_new_sweep_both_go_on(tmp_path):
     first = define(tmp_path, configs=(AN, ))
     second = define(tmp_path, configs=(AN, ))  # the same definition again
