@@ -21,10 +21,10 @@ sys.path.insert(0, ROOT)
 
 
 def _columns() -> tuple:
-    """``mmlml.benchmark.results.COLUMNS``, read from its source: importing
-    mmlml (torch, MMEngine, MMPretrain) would cost every fake run seconds
-    of CPU, most of a sweep test's time."""
-    path = osp.join(ROOT, 'mmlml', 'benchmark', 'results.py')
+    """``mmlml.benchmark.training.trial_record.COLUMNS``, read from its
+    source: importing mmlml (torch, MMEngine, MMPretrain) would cost every fake
+    run seconds of CPU, most of a sweep test's time."""
+    path = osp.join(ROOT, 'mmlml', 'benchmark', 'training', 'trial_record.py')
     with open(path) as f:
         for node in ast.parse(f.read()).body:
             if isinstance(node, ast.Assign) and any(
@@ -57,7 +57,8 @@ def main():
     val = 80 - abs(lr - 0.1) * 10 + seed / 10
     hooks = []
     for hook in args.extra_hook:
-        from mmlml.benchmark.optuna_pruning_hook import OptunaPruningHook
+        from mmlml.benchmark.training.optuna_pruning_hook import \
+            OptunaPruningHook
         hook = dict(hook)
         assert hook.pop('type') == 'OptunaPruningHook'
         hooks.append(OptunaPruningHook(**hook))

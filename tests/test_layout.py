@@ -45,17 +45,13 @@ LAYERS: List[Dict[str, List[str]]] = [
     },
     {
         'hooks': ['mmlml.hooks'],
-        # The sweep's part that runs inside a training run: the pruning
-        # hook (registered by ``import mmlml``), the pruning component that
-        # builds its pruner from the sweep's spec, its pruner, the storage,
-        # the config keys that the pruner reads and the trial's fields that
-        # the hook writes.
-        'sweep in training': [
-            'mmlml.benchmark.optuna_pruning_hook', 'mmlml.benchmark.pruning',
-            'mmlml.benchmark.same_schedule_successive_halving_pruner',
-            'mmlml.benchmark.optuna_storage', 'mmlml.benchmark.config_keys',
-            'mmlml.benchmark.trial_record'
-        ]
+        # The sweep's part that runs inside a training run
+        # (mmlml/benchmark/training/): the pruning hook (registered by
+        # ``import mmlml``), the pruning component that builds its pruner
+        # from the sweep's spec, its pruner, the storage, the config keys
+        # that the pruner reads and the trial's record that the hook and
+        # the trainer write.
+        'sweep in training': ['mmlml.benchmark.training']
     },
     {
         'root': ['mmlml']
@@ -65,6 +61,24 @@ LAYERS: List[Dict[str, List[str]]] = [
         'cli': ['mmlml.cli']
     },
     {
+        # The pseudo-labelling steps of the tools (tools/pseudo_label.py,
+        # tools/vl_pseudo_label.py, also ``python -m``): above the command
+        # line they share; mmlml.apis itself does not import them.
+        'apis steps':
+        ['mmlml.apis.pseudo_label', 'mmlml.apis.vl_pseudo_label']
+    },
+    {
+        # The sweep (mmlml/benchmark/sweep/): its definition, trial queue
+        # and planning, the worker, the trainer and the executors.
+        'sweep': ['mmlml.benchmark.sweep']
+    },
+    {
+        # What a sweep reports (mmlml/benchmark/reports/): results,
+        # oracle, claims, the record and the check of the docs.
+        'reports': ['mmlml.benchmark.reports']
+    },
+    {
+        # The tools' command line over all of them.
         'benchmark': ['mmlml.benchmark']
     },
 ]
@@ -186,11 +200,11 @@ def test_the_graph_sees_deferred_and_relative_imports():
     assert 'mmlml.compat.checkpoint_policy' in graph[
         'mmlml.compat.stack_repairs']
     # Relative, inside a method.
-    assert 'mmlml.benchmark.pruning' in graph[
-        'mmlml.benchmark.optuna_pruning_hook']
+    assert 'mmlml.benchmark.training.pruning' in graph[
+        'mmlml.benchmark.training.optuna_pruning_hook']
     # Absolute, inside a function.
     assert 'mmlml.cli.smoke_config' in graph[
-        'mmlml.benchmark.method_selection']
+        'mmlml.benchmark.sweep.method_presets']
 
 
 def test_import_mmlml_leaves_the_tools_and_the_sweep_unimported():
@@ -209,6 +223,7 @@ def test_import_mmlml_leaves_the_tools_and_the_sweep_unimported():
                          text=True,
                          check=True)
     assert out.stdout.strip().splitlines()[-2:] == [
-        'mmlml.benchmark.optuna_pruning_hook',
-        "['mmlml.benchmark', 'mmlml.benchmark.optuna_pruning_hook']"
+        'mmlml.benchmark.training.optuna_pruning_hook',
+        "['mmlml.benchmark', 'mmlml.benchmark.training', "
+        "'mmlml.benchmark.training.optuna_pruning_hook']"
     ]

@@ -3,11 +3,11 @@ x seeds on Optuna storage, its record as JSON, and the tables, claims and
 figure made from that JSON.
 
 Every config is tuned on the validation split by the search rules of
-:mod:`mmlml.benchmark.search` (learning rates, extended while the best is
+:mod:`mmlml.benchmark.sweep.search` (learning rates, extended while the best is
 at an edge; the config's ``tuning`` hyperparameter; epochs doubled while
 the best validation epoch is the last), then its other seeds run at the
 chosen point; ``--no-tune`` runs every config's own recipe instead. Each
-training run is a trial of the sweep (:mod:`mmlml.benchmark.sweep`),
+training run is a trial of the sweep (:mod:`mmlml.benchmark.sweep.sweep`),
 kept in ``--storage`` (an SQLite file by default; a journal file on
 shared storage or a database URL for several machines). Workers
 (``--workers``: local processes, or Slurm jobs with ``--executor slurm``)
@@ -16,8 +16,8 @@ on where it was when the same command runs again, and ``--join`` adds
 workers to a running one. Tuning runs are pruned by successive halving
 among the runs of their schedule and seed, from the epoch after their
 method's warm-up on
-(:class:`mmlml.benchmark.optuna_pruning_hook.OptunaPruningHook`;
-``--pruner`` names another, :mod:`mmlml.benchmark.pruning`); the seeds
+(:class:`mmlml.benchmark.training.optuna_pruning_hook.OptunaPruningHook`;
+``--pruner`` names another, :mod:`mmlml.benchmark.training.pruning`); the seeds
 and the ``full`` setting's tuning are never pruned. ``--replay-unpruned
 N`` replays the tuning of N (config, setting) groups without pruning and
 records whether pruning changed their choice.
@@ -56,18 +56,19 @@ from typing import Optional
 
 from mmengine.config import Config
 
-from mmlml.benchmark import docs_check
 from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
                                  add_worker_arguments, interrupted, pruning,
                                  run_workers, search_rules, stopped)
-from mmlml.benchmark.optuna_storage import storage_path
-from mmlml.benchmark.record import (check_ledger, definition_from_ledger,
-                                    export, import_ledger, read_json)
-from mmlml.benchmark.report import report, report_args, write_reports
-from mmlml.benchmark.settings import (IMPOSED_SETTINGS, MODES, domain_file,
-                                      domains)
-from mmlml.benchmark.stored_definition import file_key
-from mmlml.benchmark.sweep import Sweep, abs_path, repo_path
+from mmlml.benchmark.reports import docs_check
+from mmlml.benchmark.reports.record import (check_ledger,
+                                            definition_from_ledger, export,
+                                            import_ledger, read_json)
+from mmlml.benchmark.reports.report import report, report_args, write_reports
+from mmlml.benchmark.sweep.settings import (IMPOSED_SETTINGS, MODES,
+                                            domain_file, domains)
+from mmlml.benchmark.sweep.stored_definition import file_key
+from mmlml.benchmark.sweep.sweep import Sweep, abs_path, repo_path
+from mmlml.benchmark.training.optuna_storage import storage_path
 from mmlml.cli import check_checkout, check_output, tool_parser
 
 TOOLS = osp.dirname(osp.abspath(__file__))
@@ -178,7 +179,23 @@ def parse_args(argv=None):
         action='store_true',
         help='regenerate every benchmark file of docs/results/ into a '
         'temporary folder and fail on any difference')
+    parser.add_argument(
+        '--rerun',
+        type=int,
+        default=0,
+        metavar='N',
+        help='with --check-docs: also train N recorded runs, drawn at '
+        'random from the records, again from their stored points, and fail '
+        'unless each reproduces its validation and test mAP to the printed '
+        'digit (default: 0)')
+    parser.add_argument(
+        '--rerun-seed',
+        type=int,
+        help='the draw of --rerun (default: from the clock; the check '
+        'prints it)')
     args = parser.parse_args(argv)
+    if args.rerun < 0 or args.rerun and not args.check_docs:
+        parser.error('--rerun N (N >= 0) goes with --check-docs')
     if args.check_docs or args.report_only:
         return args
     if args.replay_unpruned < 0 or args.replay_unpruned and args.no_prune:
@@ -417,6 +434,11 @@ def main(argv=None):
     check_checkout(__file__)  # its configs/ and tools/demo.py
     if args.check_docs:
         problems = docs_check.check_docs(ROOT)
+        if args.rerun:
+            from mmlml.benchmark.reports.record_rerun import rerun_records
+            problems += rerun_records(
+                docs_check.record_files(ROOT), ROOT, args.rerun,
+                args.rerun_seed)
         for problem in problems:
             print(f'[check-docs] {problem}', file=sys.stderr)
         if problems:

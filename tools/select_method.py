@@ -5,7 +5,7 @@ Each method of ``--methods`` is a preset, the demo config
 ``configs/demo/METHOD.py``, applied to CONFIG: its head, loss, method
 hooks and key hyperparameter replace CONFIG's (your other hooks stay);
 the data, backbone, optimizer, schedule and validation split stay yours
-(:mod:`mmlml.benchmark.method_selection`). A method keeps its own loss
+(:mod:`mmlml.benchmark.sweep.method_selection`). A method keeps its own loss
 (``an`` is mmlml's ``ANLoss``, which reads observed negatives), and its
 warm-ups and schedules are scaled to your epochs. Before anything
 trains, the validation split is checked (it must have a known positive)
@@ -16,7 +16,7 @@ on. The configs are written to ``WORK_DIR/configs/METHOD.py``, each a
 short child of CONFIG.
 
 Every method is then tuned the same way by the benchmark sweep
-(:mod:`mmlml.benchmark.search`: learning rates around your own rate,
+(:mod:`mmlml.benchmark.sweep.search`: learning rates around your own rate,
 within a factor of ten of it, whatever the optimizer; the key
 hyperparameter; epochs doubled while the best validation epoch is the
 last; then the other seeds) on the validation split of CONFIG with the
@@ -60,16 +60,17 @@ import sys
 
 from mmengine.config import Config
 
-from mmlml.benchmark import method_selection as selection
 from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
                                  add_worker_arguments, pruning, run_workers,
                                  search_rules)
-from mmlml.benchmark.method_ranking import (chosen_point, point_text, rank,
-                                            ranking_warnings, table)
-from mmlml.benchmark.method_selection import SelectionError
-from mmlml.benchmark.optuna_storage import storage_path
-from mmlml.benchmark.record import export
-from mmlml.benchmark.sweep import Sweep, SweepError, repo_path
+from mmlml.benchmark.reports.method_ranking import (chosen_point, point_text,
+                                                    rank, ranking_warnings,
+                                                    table)
+from mmlml.benchmark.reports.record import export
+from mmlml.benchmark.sweep import method_selection as selection
+from mmlml.benchmark.sweep.method_selection import SelectionError
+from mmlml.benchmark.sweep.sweep import Sweep, SweepError, repo_path
+from mmlml.benchmark.training.optuna_storage import storage_path
 from mmlml.cli import (check_checkout, check_output, config_input_files,
                        tool_parser)
 from mmlml.cli.smoke_config import (check_dataloaders, smoke_config,
@@ -313,7 +314,7 @@ def _stored_selection(args) -> dict:
 def _join(args, stored: dict) -> tuple:
     """``--join``: the stored selection with its method configs, each
     checked to be what this command writes for CONFIG
-    (:func:`~mmlml.benchmark.method_selection.joined_methods`), named to
+    (:func:`~mmlml.benchmark.sweep.method_selection.joined_methods`), named to
     the sweep as this command's; ``(sweep, cfgs, configs)``."""
     where = f'{args.storage} (sweep {args.study!r})'
     cfgs, configs = selection.joined_methods(
@@ -432,8 +433,9 @@ def run(args) -> dict:
 
 def _search_edges(args, user: Config, sweep: Sweep, ranked: list) -> list:
     """Say where a method's chosen learning rate or epochs sit at a bound
-    of the search (:func:`~mmlml.benchmark.method_selection.search_edges`);
-    returns the lines."""
+    of the search
+    (:func:`~mmlml.benchmark.sweep.method_selection.search_edges`); returns the
+    lines."""
     epochs = selection.training_epochs(user, args.config)
     _, lr = selection.optimizer_rate(user, args.config)
     lines = [

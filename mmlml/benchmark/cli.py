@@ -8,17 +8,18 @@ from typing import List, Optional, Tuple
 
 from mmengine.config import DictAction
 
+from mmlml.benchmark.sweep.executors import (EXECUTORS, start_workers,
+                                             stop_workers, wait_workers)
+from mmlml.benchmark.sweep.progress import SweepProgress
+from mmlml.benchmark.sweep.search import SearchRules
+from mmlml.benchmark.sweep.sweep import Sweep
+from mmlml.benchmark.training.pruning import (add_pruning_arguments,
+                                              spec_of_options)
 from mmlml.cli import add_cfg_options_argument, add_force_argument
-from .executors import EXECUTORS, start_workers, stop_workers, wait_workers
-from .progress import SweepProgress
-from .pruning import add_pruning_arguments, spec_of_options, spec_options
-from .search import SearchRules
-from .sweep import Sweep
 
 __all__ = [
     'add_run_arguments', 'add_search_arguments', 'add_worker_arguments',
-    'search_rules', 'pruning', 'pruning_options', 'run_workers', 'interrupted',
-    'stopped'
+    'search_rules', 'pruning', 'run_workers', 'interrupted', 'stopped'
 ]
 
 
@@ -91,15 +92,6 @@ def pruning(args) -> Optional[dict]:
     (:func:`~.pruning.spec_of_options`; a ``ValueError`` names an option
     outside its bound)."""
     return spec_of_options(args)
-
-
-def pruning_options(definition: dict) -> List[str]:
-    """The options of a sweep's definition that :func:`pruning` and
-    ``--replay-unpruned`` read, for the command that reproduces it."""
-    parts = spec_options(definition.get('prune'))
-    if definition.get('replay_unpruned'):
-        parts += ['--replay-unpruned', str(definition['replay_unpruned'])]
-    return parts
 
 
 def add_worker_arguments(parser: argparse.ArgumentParser,

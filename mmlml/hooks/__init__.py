@@ -7,7 +7,7 @@ honest: epoch-dependent losses following an iteration-based loop
 other (``TrainingSetupCheckHook``); and the model card of a run
 (``ModelCardHook``). The hook that prunes a benchmark
 sweep's trials lives with the sweep
-(:mod:`mmlml.benchmark.optuna_pruning_hook`)."""
+(:mod:`mmlml.benchmark.training.optuna_pruning_hook`)."""
 from .apl_hook import APLHook
 from .class_ap_correction_hook import ClassAPCorrectionHook
 from .class_prior_hook import ClassPriorHook

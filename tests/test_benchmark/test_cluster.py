@@ -158,9 +158,9 @@ def test_slurm_workers_on_postgresql_write_the_local_rows(tmp_path):
 
 
 def test_a_cancelled_job_queues_its_run_again(tmp_path):
-    from mmlml.benchmark.executors import start_workers
-    from mmlml.benchmark.sweep import Sweep
-    from mmlml.benchmark.worker import work
+    from mmlml.benchmark.sweep.executors import start_workers
+    from mmlml.benchmark.sweep.sweep import Sweep
+    from mmlml.benchmark.sweep.worker import work
     url, study = _database()
     _benchmark(tmp_path, AN, '--seeds', '0', '--lrs', '0.1', '--lr-bounds',
                '0.1', '0.1', '--max-doublings', '0', '--no-prune',
@@ -199,7 +199,7 @@ def test_a_cancelled_job_queues_its_run_again(tmp_path):
 
 
 def test_join_from_another_process_adds_workers(tmp_path):
-    from mmlml.benchmark.sweep import Sweep
+    from mmlml.benchmark.sweep.sweep import Sweep
     url, study = _database()
     # Both commands name the work directory (a stored one is not trusted).
     work_dir = str(tmp_path / 'w')
@@ -270,7 +270,7 @@ def test_select_method_through_slurm(tmp_path):
 @pytest.mark.parametrize('kind', ['sqlite', 'journal', 'postgresql'])
 def test_four_local_workers_on_one_storage(tmp_path, kind):
     """No run is lost and none runs twice, whatever the storage."""
-    from mmlml.benchmark.sweep import Sweep
+    from mmlml.benchmark.sweep.sweep import Sweep
     storage = dict(
         sqlite=str(tmp_path / 's.db'),
         journal=str(tmp_path / 's.journal'),

@@ -10,10 +10,11 @@ import shutil
 import pytest
 from conftest import ROOT
 
-from mmlml.benchmark.docs_check import (RESULTS_DIR, check_docs,
-                                        comparison_markdown, read_comparison)
-from mmlml.benchmark.report import report_args, write_reports
-from mmlml.benchmark.results import aggregate
+from mmlml.benchmark.reports.docs_check import (RESULTS_DIR, check_docs,
+                                                comparison_markdown,
+                                                read_comparison)
+from mmlml.benchmark.reports.report import report_args, write_reports
+from mmlml.benchmark.reports.results import aggregate
 
 #: A small committed record whose only report is its markdown.
 RECORD = osp.join(RESULTS_DIR, 'benchmark_synthetic_observed_val.json')

@@ -9,16 +9,20 @@ import pytest
 from test_search import row
 from test_sweep import AN, FAKE, FULL
 
-from mmlml.benchmark.oracle import best_on_validation, gap_ends
-from mmlml.benchmark.paper_claims import claims_markdown
-from mmlml.benchmark.record import domain_statistics, export, reproducer
-from mmlml.benchmark.report import report, report_args, statistics_line
-from mmlml.benchmark.search import SearchRules, tuned_table
-from mmlml.benchmark.settings import SETTING_TITLES, setting_options
-from mmlml.benchmark.stored_definition import (SweepError, check_definition,
-                                               sweep_digests)
-from mmlml.benchmark.sweep import Sweep
-from mmlml.benchmark.worker import _options, work
+from mmlml.benchmark.reports.oracle import best_on_validation, gap_ends
+from mmlml.benchmark.reports.paper_claims import claims_markdown
+from mmlml.benchmark.reports.record import (domain_statistics, export,
+                                            reproducer)
+from mmlml.benchmark.reports.report import report, report_args, statistics_line
+from mmlml.benchmark.reports.results import tuned_table
+from mmlml.benchmark.sweep.search import SearchRules
+from mmlml.benchmark.sweep.settings import SETTING_TITLES, setting_options
+from mmlml.benchmark.sweep.stored_definition import (SweepError,
+                                                     check_definition,
+                                                     sweep_digests)
+from mmlml.benchmark.sweep.sweep import Sweep
+from mmlml.benchmark.sweep.trial_process import run_options as _options
+from mmlml.benchmark.sweep.worker import work
 
 
 def _shifted(values, val_shift):
@@ -104,7 +108,7 @@ def test_the_full_setting_trains_every_method_on_all_labels():
 def test_labels_drawn_per_training_seed():
     """Each seed's labels are its own draw (1200 + seed: seed 0 draws
     every other sweep's labels), only where the sweep says so."""
-    from mmlml.benchmark.sweep import Group
+    from mmlml.benchmark.sweep.sweep import Group
     group = Group('finetune', 'r0.5', AN, None)
     point = {'optim_wrapper.optimizer.lr': 0.1}
     per_seed = _options({'label_seed_per_seed': True}, group, point, 2)

@@ -1,7 +1,7 @@
 """A sweep runs from an installed package, outside any checkout: a
 non-editable install ships the configs, the tools and the embedded
 domain's backbone under ``mmlml/.mim`` (setup.py), and the sweep finds
-them there (``REPO_ROOT``, :mod:`mmlml.benchmark.settings`)."""
+them there (``REPO_ROOT``, :mod:`mmlml.benchmark.sweep.settings`)."""
 import json
 import os
 import os.path as osp

@@ -9,10 +9,10 @@ import sys
 import pytest
 from conftest import ROOT
 
-from mmlml.benchmark.config_keys import EPOCHS_KEY, LR_KEY
-from mmlml.benchmark.record import (LedgerError, check_ledger,
-                                    definition_from_ledger)
-from mmlml.benchmark.results import COLUMNS
+from mmlml.benchmark.reports.record import (LedgerError, check_ledger,
+                                            definition_from_ledger)
+from mmlml.benchmark.reports.results import COLUMNS
+from mmlml.benchmark.training.config_keys import EPOCHS_KEY, LR_KEY
 
 RUN = dict(
     dict.fromkeys(COLUMNS, 70.), **{

@@ -13,12 +13,12 @@ import pytest
 from mmengine.config import Config
 
 from mmlml.benchmark.cli import pruning
-from mmlml.benchmark.config_keys import EPOCHS_KEY
-from mmlml.benchmark.method_warmup import steady_epoch
-from mmlml.benchmark.optuna_pruning_hook import OptunaPruningHook
-from mmlml.benchmark.optuna_storage import open_storage
-from mmlml.benchmark.pruning import build_pruner
-from mmlml.benchmark.same_schedule_successive_halving_pruner import (
+from mmlml.benchmark.sweep.method_warmup import steady_epoch
+from mmlml.benchmark.training.config_keys import EPOCHS_KEY
+from mmlml.benchmark.training.optuna_pruning_hook import OptunaPruningHook
+from mmlml.benchmark.training.optuna_storage import open_storage
+from mmlml.benchmark.training.pruning import build_pruner
+from mmlml.benchmark.training.same_schedule_successive_halving_pruner import (
     SameScheduleSuccessiveHalvingPruner, rungs)
 
 MAP = 'multi-label/mAP'

@@ -1,8 +1,8 @@
-"""Pruning as one component (mmlml.benchmark.pruning): each parameter's
-bound enforced on the command line and on a stored read, the options that
-reproduce a spec, Optuna's pruners named by spec pruning as Optuna's own,
-an unknown pruner name in a storage refused in one line, older stored
-specs read (or refused in one line), and the ``full`` setting's tuning
+"""Pruning as one component (mmlml.benchmark.training.pruning): each
+parameter's bound enforced on the command line and on a stored read, the
+options that reproduce a spec, Optuna's pruners named by spec pruning as
+Optuna's own, an unknown pruner name in a storage refused in one line, older
+stored specs read (or refused in one line), and the ``full`` setting's tuning
 never pruned."""
 import argparse
 import os.path as osp
@@ -14,13 +14,14 @@ from conftest import ROOT
 from test_sweep import AN, FAKE, FULL, define
 
 from mmlml.benchmark.cli import add_search_arguments, pruning
-from mmlml.benchmark.pruning import (DEFAULT_PRUNER, PRUNERS,
-                                     UNPRUNED_SETTINGS, Parameter,
-                                     build_pruner, check_spec, may_prune,
-                                     spec_options)
-from mmlml.benchmark.settings import FULL_SETTING
-from mmlml.benchmark.sweep_definition import DefinitionError, read_definition
-from mmlml.benchmark.worker import work
+from mmlml.benchmark.sweep.settings import FULL_SETTING
+from mmlml.benchmark.sweep.sweep_definition import (DefinitionError,
+                                                    read_definition)
+from mmlml.benchmark.sweep.worker import work
+from mmlml.benchmark.training.pruning import (DEFAULT_PRUNER, PRUNERS,
+                                              UNPRUNED_SETTINGS, Parameter,
+                                              build_pruner, check_spec,
+                                              may_prune, spec_options)
 from mmlml.utils.hyperparameters import Integer
 
 #: Every declared parameter: (kind, key, its declaration).

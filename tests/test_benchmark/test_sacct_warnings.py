@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from mmlml.benchmark.executors import _SacctOnce, quiet_sacct_warnings
+from mmlml.benchmark.sweep.executors import _SacctOnce, quiet_sacct_warnings
 
 _SACCT = ('#!/bin/sh\n'
           'echo "Slurm accounting storage is disabled" >&2\n'

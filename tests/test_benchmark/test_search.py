@@ -1,16 +1,17 @@
-"""The search rules of the benchmark sweep (mmlml.benchmark.search) and
+"""The search rules of the benchmark sweep (mmlml.benchmark.sweep.search) and
 the papers' claims checked against its results
-(mmlml.benchmark.paper_claims)."""
+(mmlml.benchmark.reports.paper_claims)."""
 import pytest
 from mmengine.config import Config
 
-from mmlml.benchmark.config_keys import EPOCHS_KEY, LR_KEY
-from mmlml.benchmark.paper_claims import (best_gap_share, claims_markdown,
-                                          verdict)
-from mmlml.benchmark.results import COLUMNS, aggregate
-from mmlml.benchmark.search import (SearchRules, choose, key_hyperparameter,
-                                    next_lr, plan, point_name,
-                                    summarise_tuning, tuned_table)
+from mmlml.benchmark.reports.paper_claims import (best_gap_share,
+                                                  claims_markdown, verdict)
+from mmlml.benchmark.reports.results import (COLUMNS, aggregate,
+                                             summarise_tuning, tuned_table)
+from mmlml.benchmark.sweep.search import (SearchRules, choose,
+                                          key_hyperparameter, next_lr, plan,
+                                          point_name)
+from mmlml.benchmark.training.config_keys import EPOCHS_KEY, LR_KEY
 
 TAU = 'model.head.loss.tau'
 

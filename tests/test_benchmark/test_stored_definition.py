@@ -9,9 +9,9 @@ import pytest
 from conftest import ROOT
 from test_sweep import AN, FAKE, define, states
 
-from mmlml.benchmark.config_keys import EPOCHS_KEY, LR_KEY
-from mmlml.benchmark.sweep import Sweep, SweepError
-from mmlml.benchmark.worker import work
+from mmlml.benchmark.sweep.sweep import Sweep, SweepError
+from mmlml.benchmark.sweep.worker import work
+from mmlml.benchmark.training.config_keys import EPOCHS_KEY, LR_KEY
 
 pytest.importorskip('optuna')
 
@@ -155,7 +155,8 @@ def test_a_tampered_trial_fails_without_running(tmp_path, attrs, message):
 
 @pytest.mark.parametrize('spec', ['sqlite://', 'sqlite:///:memory:'])
 def test_in_memory_storages_are_refused(spec):
-    from mmlml.benchmark.optuna_storage import StorageError, open_storage
+    from mmlml.benchmark.training.optuna_storage import (StorageError,
+                                                         open_storage)
     with pytest.raises(StorageError, match='an in-memory database'):
         open_storage(spec)
 
@@ -167,7 +168,7 @@ def test_a_storage_whose_tables_another_process_creates_opens(
     created, and opens it once the first is done."""
     import optuna
 
-    from mmlml.benchmark import optuna_storage
+    from mmlml.benchmark.training import optuna_storage
     calls = []
     real = optuna.storages.RDBStorage
 
@@ -203,7 +204,7 @@ def test_a_file_that_is_no_sweep_storage_is_left_untouched(
         tmp_path, name, write, message):
     """--join, a new sweep or the pruning hook on a file that is not an
     Optuna storage: refused before anything is written to it."""
-    from mmlml.benchmark.optuna_storage import StorageError
+    from mmlml.benchmark.training.optuna_storage import StorageError
     path = tmp_path / name
     write(path)
     before = path.read_bytes()
@@ -249,7 +250,7 @@ def test_join_never_writes_over_a_config_of_the_sweep(tmp_path, monkeypatch):
     sys.path.insert(0, osp.join(ROOT, 'tools'))
     import benchmark as tool
 
-    from mmlml.benchmark import stored_definition
+    from mmlml.benchmark.sweep import stored_definition
     monkeypatch.setattr(stored_definition, 'REPO_ROOT', str(tmp_path))
     (tmp_path / 'configs').mkdir()
     stored = _own_config(tmp_path / 'configs')

@@ -1,4 +1,4 @@
-"""The benchmark sweep on Optuna storage (mmlml.benchmark.sweep, .worker,
+"""The benchmark sweep on Optuna storage (mmlml.benchmark.sweep.sweep, .worker,
 .executors, .record, .docs_check): workers on one storage, a killed
 worker's trial run again, the Slurm path through submitit's local
 executor, pruning, the export and its reports, ledgers read in, and the
@@ -14,17 +14,17 @@ import time
 import pytest
 from conftest import ROOT
 
-from mmlml.benchmark import docs_check
-from mmlml.benchmark.config_keys import EPOCHS_KEY, LR_KEY
-from mmlml.benchmark.executors import start_workers, wait_workers
-from mmlml.benchmark.optuna_storage import StorageError
-from mmlml.benchmark.record import (LedgerError, export, import_ledger,
-                                    read_json)
-from mmlml.benchmark.report import report_args, write_reports
-from mmlml.benchmark.results import COLUMNS
-from mmlml.benchmark.search import SearchRules
-from mmlml.benchmark.sweep import Sweep, SweepError
-from mmlml.benchmark.worker import work
+from mmlml.benchmark.reports import docs_check
+from mmlml.benchmark.reports.record import (LedgerError, export, import_ledger,
+                                            read_json)
+from mmlml.benchmark.reports.report import report_args, write_reports
+from mmlml.benchmark.reports.results import COLUMNS
+from mmlml.benchmark.sweep.executors import start_workers, wait_workers
+from mmlml.benchmark.sweep.search import SearchRules
+from mmlml.benchmark.sweep.sweep import Sweep, SweepError
+from mmlml.benchmark.sweep.worker import work
+from mmlml.benchmark.training.config_keys import EPOCHS_KEY, LR_KEY
+from mmlml.benchmark.training.optuna_storage import StorageError
 
 pytest.importorskip('optuna')
 
@@ -134,7 +134,7 @@ def test_a_killed_worker_leaves_its_run_to_be_run_again(tmp_path):
     sweep = define_one_run(tmp_path)
     env = dict(os.environ, FAKE_EPOCH_SECONDS='1')
     worker = subprocess.Popen([
-        sys.executable, '-m', 'mmlml.benchmark.worker', '--storage',
+        sys.executable, '-m', 'mmlml.benchmark.sweep.worker', '--storage',
         sweep.spec, '--study', 's', '--heartbeat', '0.5'
     ],
                               cwd=ROOT,
@@ -162,7 +162,7 @@ def test_a_stopped_worker_queues_its_run_again_and_gives_back_sigterm(
     interrupted call has unwound (a storage write it was in the middle
     of holds its transaction until then), and a worker called in a
     program's process leaves that program's SIGTERM handler as it was."""
-    from mmlml.benchmark import worker
+    from mmlml.benchmark.sweep import worker
     sweep = define_one_run(tmp_path)
 
     def stopped(*args):
@@ -371,6 +371,79 @@ def test_a_ledger_is_read_once_and_its_runs_are_not_trained_again(tmp_path):
     assert import_ledger(again, 'new.json', data) == 3
 
 
+def test_an_imported_record_trains_the_full_settings_pruned_runs_again(
+        tmp_path):
+    """A record made while the ``full`` setting's tuning could be pruned:
+    its import keeps the other settings' pruned runs as pruned and drops
+    the full setting's, which the sweep then trains to their end (the
+    honest oracle is the best on validation by construction)."""
+    from optuna.trial import TrialState
+    settings = ('r0.5', 'full')
+    sweep = define(
+        tmp_path,
+        configs=(FULL, ),
+        settings=settings,
+        prune=PRUNE,
+        seeds=(0, ))
+    summary = dict(
+        dict.fromkeys(COLUMNS, 70.), **{
+            'val mAP': 70.,
+            'best epoch': 2,
+            'epochs': 10,
+            'epochs trained': 10,
+            'minutes': 1.0
+        })
+    for group in sweep.groups():
+        summary.update(config=FULL, mode='finetune', setting=group.setting)
+        sweep.add_trial(
+            group, {
+                EPOCHS_KEY: 10,
+                LR_KEY: 0.1
+            },
+            0,
+            state=TrialState.COMPLETE,
+            value=70.,
+            summary=summary)
+        sweep.add_trial(
+            group, {
+                EPOCHS_KEY: 10,
+                LR_KEY: 0.3
+            },
+            0,
+            state=TrialState.PRUNED,
+            summary=dict(summary, **{
+                'epochs trained': 2,
+                'pruned at epoch': 2
+            }),
+            intermediate={
+                1: 50.,
+                2: 55.
+            })
+    record = export(sweep, 'sweep.db', {})
+    again = define(
+        tmp_path / 'again',
+        configs=(FULL, ),
+        settings=settings,
+        prune=PRUNE,
+        seeds=(0, ))
+    assert import_ledger(again, 'record.json', record) == 3
+    kept = {
+        g.setting: sorted(t.state.name for t in again.trials(g))
+        for g in again.groups()
+    }
+    assert kept == {'r0.5': ['COMPLETE', 'PRUNED'], 'full': ['COMPLETE']}
+    pruned = [
+        t for g in again.groups() for t in again.trials(g)
+        if t.state == TrialState.PRUNED
+    ]
+    assert pruned[0].intermediate_values == {1: 50., 2: 55.}
+    # The full setting's run at lr 0.3 is queued again, to be trained
+    # unpruned; the r0.5 setting needs nothing.
+    assert again.advance()['queued'] == 1
+    waiting = states(again)['WAITING']
+    assert len(waiting) == 1 and waiting[0].startswith('finetune/full/')
+
+
 def test_a_run_queued_twice_runs_once_even_from_a_stale_list(tmp_path):
     """Two workers queueing at once on a database server queue a run
     twice. A worker whose list of trials was read before another took
@@ -453,8 +526,8 @@ def test_the_committed_benchmark_docs_are_what_their_records_make():
 def test_the_worker_puts_the_first_rung_after_the_methods_warmup():
     """EM + APL changes its labels after epoch 5: its runs are first
     compared at epoch 6; a run's overrides count (a shorter warm-up)."""
-    from mmlml.benchmark.sweep import Group
-    from mmlml.benchmark.worker import _first_rung
+    from mmlml.benchmark.sweep.sweep import Group
+    from mmlml.benchmark.sweep.worker import _first_rung
     group = Group('finetune', 'single_positive', 'configs/demo/em_apl.py',
                   None)
     assert _first_rung(group, {}) == 6

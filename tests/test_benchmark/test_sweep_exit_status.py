@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT
 from test_sweep import AN, FAKE, states
 
-from mmlml.benchmark.sweep import Sweep
+from mmlml.benchmark.sweep.sweep import Sweep
 
 pytest.importorskip('optuna')
 

@@ -11,8 +11,8 @@ import pytest
 from conftest import ROOT
 from test_sweep import define, fake_trainer  # noqa: F401 (autouse)
 
-from mmlml.benchmark import progress as progress_module
-from mmlml.benchmark.worker import work
+from mmlml.benchmark.sweep import progress as progress_module
+from mmlml.benchmark.sweep.worker import work
 
 pytest.importorskip('optuna')
 sys.path.insert(0, osp.join(ROOT, 'tools'))
@@ -86,7 +86,7 @@ def test_a_worker_prints_trials_and_epochs_and_the_tool_its_table(
 def test_waiting_on_submitit_jobs_prints_the_sweeps_progress(capsys):
     """submitit jobs (Slurm, submitit-local) write their output to their
     own log files: the command waiting on them prints the sweep's line."""
-    from mmlml.benchmark.executors import wait_workers
+    from mmlml.benchmark.sweep.executors import wait_workers
 
     class Job:
         job_id = '1'

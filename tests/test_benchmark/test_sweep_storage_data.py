@@ -1,5 +1,5 @@
 """Who can write a sweep's storage can stop the sweep, not run code or write
-outside its work directory (mmlml.benchmark.sweep_definition,
+outside its work directory (mmlml.benchmark.sweep.sweep_definition,
 .trial_record, .stored_definition): every stored field is checked by its
 declaration on every read, a first stage's folder and checkpoint are
 derived, the digests cover every file MMEngine reads for a config, and a
@@ -17,13 +17,15 @@ from conftest import ROOT
 from test_stored_definition import _tamper
 from test_sweep import AN, FAKE, define, states
 
-from mmlml.benchmark import worker as worker_module
-from mmlml.benchmark.stored_definition import (config_digests, config_files,
-                                               sweep_digests)
-from mmlml.benchmark.sweep import Sweep, SweepError
-from mmlml.benchmark.sweep_definition import read_definition
-from mmlml.benchmark.trial_record import BEST_CHECKPOINT, FIRST_STAGE_RUN, RUN
-from mmlml.benchmark.worker import work
+from mmlml.benchmark.sweep import first_stage
+from mmlml.benchmark.sweep.stored_definition import (config_digests,
+                                                     config_files,
+                                                     sweep_digests)
+from mmlml.benchmark.sweep.sweep import Sweep, SweepError
+from mmlml.benchmark.sweep.sweep_definition import read_definition
+from mmlml.benchmark.sweep.worker import work
+from mmlml.benchmark.training.trial_record import (BEST_CHECKPOINT,
+                                                   FIRST_STAGE_RUN, RUN)
 
 pytest.importorskip('optuna')
 
@@ -195,18 +197,19 @@ def test_a_first_stage_checkpoint_is_found_not_read(tmp_path, monkeypatch):
     sweep, trial = _first_stage_done(tmp_path)
     _tamper_finished(sweep, trial, BEST_CHECKPOINT, '/tmp/evil.pth')
     called = []
-    real = worker_module._call
+    real = first_stage.run_command
 
     def call(cmd, log, threads, *args, **kwargs):
-        if cmd[1].endswith('pseudo_label.py'):
+        if any(word.endswith(('pseudo_label.py', 'pseudo_label'))
+               for word in cmd[1:3]):
             called.append(cmd)
             return
         real(cmd, log, threads, *args, **kwargs)
 
-    monkeypatch.setattr(worker_module, '_call', call)
+    monkeypatch.setattr(first_stage, 'run_command', call)
     assert work(sweep.spec, 's', poll=0.2, max_trials=1)['trials'] == 1
     run = trial.user_attrs[RUN]
-    checkpoint = called[0][3]
+    checkpoint = next(w for w in called[0] if w.endswith('.pth'))
     assert checkpoint.startswith(str(tmp_path / 'work' / run) + os.sep)
     assert osp.basename(checkpoint).startswith('best_')
     second = [g for g in sweep.groups() if g.config == SECOND][0]
@@ -268,7 +271,7 @@ def test_the_demo_digests_cover_their_domain_files(tmp_path):
 
 
 def _open_at_once(path, barrier, results):
-    from mmlml.benchmark.optuna_storage import open_storage
+    from mmlml.benchmark.training.optuna_storage import open_storage
     barrier.wait()
     try:
         storage = open_storage(path)
@@ -310,7 +313,8 @@ def test_a_storage_with_bytes_waits_for_its_maker(tmp_path):
 
     from optuna.storages import RDBStorage
 
-    from mmlml.benchmark.optuna_storage import CREATION_LOCK, open_storage
+    from mmlml.benchmark.training.optuna_storage import (CREATION_LOCK,
+                                                         open_storage)
     path = str(tmp_path / 'sweep.db')
     RDBStorage(f'sqlite:///{path}')  # the bytes exist
     opened = threading.Event()

@@ -1,4 +1,4 @@
-"""Warm trials (mmlml/benchmark/worker.py): a trial trained in the
+"""Warm trials (mmlml/benchmark/sweep/trial_process.py): a trial trained in the
 worker's own process leaves its globals as it found them, fails as a
 failed training process does, and gives the same validation and test mAP
 as the same trial in a process of its own."""
@@ -16,8 +16,8 @@ from conftest import ROOT
 from mmengine.logging import MessageHub, MMLogger
 from mmengine.registry import DefaultScope
 
-from mmlml.benchmark import worker
-from mmlml.benchmark.process_globals import ProcessGlobals
+from mmlml.benchmark.sweep import trial_process
+from mmlml.benchmark.sweep.process_globals import ProcessGlobals
 
 sys.path.insert(0, osp.join(ROOT, 'tools'))
 
@@ -35,8 +35,8 @@ def _warm(config, tmp_path, **options):
     run_dir = tmp_path / 'work' / 'tiny' / 'seed0'
     run_dir.mkdir(parents=True, exist_ok=True)
     log = run_dir / 'log.txt'
-    summary = worker._warm(config, str(tmp_path / 'work'), 0, options, None,
-                           None, str(log), 1)
+    summary = trial_process.train_warm(config, str(tmp_path / 'work'), 0,
+                                       options, None, None, str(log), 1)
     return summary, log
 
 
@@ -60,7 +60,7 @@ def test_a_failing_warm_trial_fails_the_trial_and_restores(
         tiny_demo_config, tmp_path):
     config = tiny_demo_config(loss=dict(type='NoSuchLoss'))
     before = _globals()
-    with pytest.raises(worker.TrialFailed, match='NoSuchLoss.*log.txt'):
+    with pytest.raises(trial_process.TrialFailed, match='NoSuchLoss.*log.txt'):
         _warm(config, tmp_path)
     assert _globals() == before
     assert 'Traceback' in (tmp_path / 'work' / 'tiny' / 'seed0' /

@@ -13,8 +13,8 @@ from mmengine.dataset import pseudo_collate
 from mmengine.registry import DefaultScope
 
 import mmlml  # noqa: F401
-from mmlml.benchmark.settings import (DEFAULT_DOMAIN, DOMAINS_DIR, domain_file,
-                                      domains)
+from mmlml.benchmark.sweep.settings import (DEFAULT_DOMAIN, DOMAINS_DIR,
+                                            domain_file, domains)
 from mmlml.registry import DATASETS, MODELS
 
 DOMAINS = domains()

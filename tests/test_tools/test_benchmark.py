@@ -1,5 +1,5 @@
-"""The benchmark: its summaries (mmlml.benchmark.results), the settings
-and modes of its runs (mmlml.benchmark.settings), the tool that sweeps
+"""The benchmark: its summaries (mmlml.benchmark.reports.results), the settings
+and modes of its runs (mmlml.benchmark.sweep.settings), the tool that sweeps
 configs x settings x seeds (tools/benchmark.py; the sweep itself:
 tests/test_benchmark), the source backbone it fine-tunes and the
 converter that extracts it."""
@@ -17,12 +17,13 @@ import torch
 from conftest import ROOT  # noqa: E402
 from mmengine.config import Config
 
-from mmlml.benchmark.config_keys import LR_KEY
-from mmlml.benchmark.results import (COLUMNS, aggregate, gap_closed,
-                                     markdown_table, rank_correlation,
-                                     rank_correlation_p_value, summarise)
-from mmlml.benchmark.settings import (dataset_modes, mode_options, run_domain,
-                                      setting_options)
+from mmlml.benchmark.reports.results import (COLUMNS, aggregate, gap_closed,
+                                             markdown_table, rank_correlation,
+                                             rank_correlation_p_value)
+from mmlml.benchmark.sweep.settings import (dataset_modes, mode_options,
+                                            run_domain, setting_options)
+from mmlml.benchmark.training.config_keys import LR_KEY
+from mmlml.benchmark.training.trial_record import summarise
 
 BACKBONE = osp.join(ROOT, 'checkpoints',
                     'synthetic_shapes_source_backbone.pth')
@@ -215,7 +216,7 @@ def test_repo_root_is_found_through_an_editable_install(tmp_path):
     (tmp_path / 'mmlml').symlink_to(osp.join(ROOT, 'mmlml'))
     out = subprocess.run([
         sys.executable, '-c',
-        'from mmlml.benchmark.sweep import REPO_ROOT; print(REPO_ROOT)'
+        'from mmlml.benchmark.sweep.sweep import REPO_ROOT; print(REPO_ROOT)'
     ],
                          cwd=str(tmp_path),
                          env=dict(os.environ, PYTHONPATH=str(tmp_path)),
@@ -365,8 +366,8 @@ def test_extract_backbone(tmp_path):
 def test_a_linear_run_trains_at_its_trials_learning_rate():
     """The learning rate of a run is its trial's point, in either mode
     (the sweep's former ``--linear-lr`` was overridden by it, unseen)."""
-    from mmlml.benchmark.sweep import Group
-    from mmlml.benchmark.worker import _options
+    from mmlml.benchmark.sweep.sweep import Group
+    from mmlml.benchmark.sweep.trial_process import run_options as _options
     for mode in ('linear', 'finetune'):
         group = Group(mode, 'single_positive', 'configs/demo/an.py', None)
         options = _options({'cfg_options': {}}, group, {LR_KEY: 0.03}, 0)
@@ -395,7 +396,8 @@ def test_linear_mode_freezes_the_whole_backbone():
 def test_a_second_stage_finds_its_scores_hook_by_type(tmp_path):
     """vlpl and gpr name the hook whose scores_file the benchmark fills
     by its type, not by its place in custom_hooks."""
-    from mmlml.benchmark.worker import TrialFailed, scores_key
+    from mmlml.benchmark.sweep.first_stage import scores_key
+    from mmlml.benchmark.sweep.trial_process import TrialFailed
     demo = osp.join(ROOT, 'configs', 'demo')
     for name in ('vlpl', 'gpr'):
         config = osp.join(demo, f'{name}.py')

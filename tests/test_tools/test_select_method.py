@@ -16,17 +16,21 @@ import numpy as np
 import pytest
 from mmengine.config import Config
 
-from mmlml.benchmark.child_config import child_config_text, config_diff
-from mmlml.benchmark.config_keys import EPOCHS_KEY, LR_KEY
-from mmlml.benchmark.method_ranking import rank, ranking_warnings, table
-from mmlml.benchmark.method_selection import (MethodError, SelectionError,
-                                              apply_preset, check_training,
-                                              lr_search, method_configs,
-                                              prepare_methods, search_edges,
-                                              validation_labels)
-from mmlml.benchmark.search import plan
-from mmlml.benchmark.settings import setting_options
-from mmlml.benchmark.sweep import Sweep
+from mmlml.benchmark.reports.method_ranking import (rank, ranking_warnings,
+                                                    table)
+from mmlml.benchmark.sweep.child_config import child_config_text, config_diff
+from mmlml.benchmark.sweep.method_selection import (MethodError,
+                                                    SelectionError,
+                                                    apply_preset,
+                                                    check_training, lr_search,
+                                                    method_configs,
+                                                    prepare_methods,
+                                                    search_edges,
+                                                    validation_labels)
+from mmlml.benchmark.sweep.search import plan
+from mmlml.benchmark.sweep.settings import setting_options
+from mmlml.benchmark.sweep.sweep import Sweep
+from mmlml.benchmark.training.config_keys import EPOCHS_KEY, LR_KEY
 from mmlml.cli.smoke_config import check_dataloaders, used_dataloaders
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
@@ -430,7 +434,7 @@ def record_runs(storage: str,
     seed, with these validation mAP; or one failed run."""
     from optuna.trial import TrialState
 
-    from mmlml.benchmark.results import COLUMNS
+    from mmlml.benchmark.reports.results import COLUMNS
     sweep = Sweep(storage, study, trusted=_method_configs(storage))
     group = sweep.group('finetune', 'own', name)
     point = {EPOCHS_KEY: 4, LR_KEY: 0.01}
@@ -602,7 +606,7 @@ def _finish(sweep, group, point: dict, value: float, best_epoch: int):
     """Record the first seed's run at ``point`` as a worker would."""
     from optuna.trial import TrialState
 
-    from mmlml.benchmark.results import COLUMNS
+    from mmlml.benchmark.reports.results import COLUMNS
     summary = {key: value - 10 for key in COLUMNS}
     summary.update({
         'val mAP': value,

@@ -15,8 +15,8 @@ with the arguments that made it, so that ``tools/benchmark.py
 --check-docs`` makes every comparison of ``docs/results/`` again.
 """
 
-from mmlml.benchmark.docs_check import (add_comparison_arguments,
-                                        comparison_markdown)
+from mmlml.benchmark.reports.docs_check import (add_comparison_arguments,
+                                                comparison_markdown)
 from mmlml.cli import add_force_argument, check_output, tool_parser
 
 

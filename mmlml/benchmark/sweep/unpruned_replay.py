@@ -5,9 +5,9 @@ pruned search's: the ``choices_compared`` and ``choices_same`` of the
 record's ``pruning`` block (:func:`compare_choices`)."""
 from typing import List
 
-from .search import point_key
-from .sweep import Sweep
-from .trial_record import VAL_MAP
+from mmlml.benchmark.sweep.search import point_key
+from mmlml.benchmark.sweep.sweep import Sweep
+from mmlml.benchmark.training.trial_record import VAL_MAP
 
 __all__ = ['compare_choices']
 

@@ -7,7 +7,7 @@ from typing import Optional
 
 import optuna
 
-from .config_keys import EPOCHS_KEY
+from mmlml.benchmark.training.config_keys import EPOCHS_KEY
 
 __all__ = ['SameScheduleSuccessiveHalvingPruner', 'best_until', 'rungs']
 

@@ -7,11 +7,12 @@ import os
 import os.path as osp
 import types
 
-from .oracle import gap_ends
-from .paper_claims import claims_markdown
-from .results import markdown_table
-from .search import SearchRules, tuned_table
-from .settings import DEFAULT_DOMAIN, LEFT_OUT_REASON, SETTING_TITLES
+from mmlml.benchmark.reports.oracle import gap_ends
+from mmlml.benchmark.reports.paper_claims import claims_markdown
+from mmlml.benchmark.reports.results import markdown_table, tuned_table
+from mmlml.benchmark.sweep.search import SearchRules
+from mmlml.benchmark.sweep.settings import (DEFAULT_DOMAIN, LEFT_OUT_REASON,
+                                            SETTING_TITLES)
 
 __all__ = ['report_args', 'report', 'plot', 'write_reports', 'claims_report']
 

@@ -43,7 +43,7 @@ it): it imports the sweep's pruner and Optuna only when it builds one.
 import argparse
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional
 
-from ..utils.hyperparameters import Hyperparameter, Integer
+from mmlml.utils.hyperparameters import Hyperparameter, Integer
 
 __all__ = [
     'Parameter', 'PrunerKind', 'PRUNERS', 'DEFAULT_PRUNER',
@@ -313,4 +313,13 @@ def spec_options(spec: Optional[Mapping]) -> List[str]:
     for key, parameter in PRUNERS[kind].parameters.items():
         if checked[key] != parameter.declaration.default:
             parts += [parameter.option, str(checked[key])]
+    return parts
+
+
+def pruning_options(definition: dict) -> List[str]:
+    """The options of a sweep's definition that the sweep and
+    ``--replay-unpruned`` read, for the command that reproduces it."""
+    parts = spec_options(definition.get('prune'))
+    if definition.get('replay_unpruned'):
+        parts += ['--replay-unpruned', str(definition['replay_unpruned'])]
     return parts

@@ -16,7 +16,7 @@ from typing import List
 
 from mmengine.config import Config
 
-from ..compat.stack_repairs import readable_text
+from mmlml.compat.stack_repairs import readable_text
 
 __all__ = ['config_diff', 'child_config_text']
 

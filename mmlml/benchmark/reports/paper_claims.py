@@ -14,8 +14,9 @@ verdicts as markdown, so that no hand-typed number can drift from the runs.
 import math
 from typing import Dict, List, Optional, Sequence
 
-from .oracle import GapEnds, best_on_validation, gap_ends, validation_map
-from .settings import FULL_SETTING
+from mmlml.benchmark.reports.oracle import (GapEnds, best_on_validation,
+                                            gap_ends, validation_map)
+from mmlml.benchmark.sweep.settings import FULL_SETTING
 
 __all__ = ['CLAIMS', 'verdict', 'claims_markdown', 'best_gap_share']
 

@@ -10,7 +10,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Callable, List, Optional, Union
 
-from .sweep import REPO_ROOT
+from mmlml.benchmark.sweep.sweep import REPO_ROOT
 
 if TYPE_CHECKING:
     import submitit
@@ -33,7 +33,7 @@ def _worker(storage: str,
             trial_process: str = 'warm') -> dict:
     """What a submitit job runs (importable, so that it pickles)."""
     os.chdir(cwd)
-    from mmlml.benchmark.worker import work
+    from mmlml.benchmark.sweep.worker import work
     return work(storage, study, trusted=trusted, trial_process=trial_process)
 
 
@@ -134,7 +134,7 @@ def start_workers(storage: str,
         return [
             subprocess.Popen(
                 [
-                    sys.executable, '-m', 'mmlml.benchmark.worker',
+                    sys.executable, '-m', 'mmlml.benchmark.sweep.worker',
                     '--storage', storage, '--study', study, '--trial-process',
                     trial_process
                 ] + (['--trust-config'] + trusted if trusted else []),

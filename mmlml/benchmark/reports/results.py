@@ -12,51 +12,16 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from .oracle import GapEnds, gap_closed
-from .paper_claims import best_gap_share
+from mmlml.benchmark.reports.oracle import GapEnds, gap_closed
+from mmlml.benchmark.reports.paper_claims import best_gap_share
+from mmlml.benchmark.training.config_keys import EPOCHS_KEY, LR_KEY
+from mmlml.benchmark.training.trial_record import COLUMNS, VAL_MAP
 
 __all__ = [
-    'COLUMNS', 'summarise', 'aggregate', 'gap_closed', 'table_ends',
-    'ends_header', 'markdown_table', 'rank_correlation',
+    'COLUMNS', 'aggregate', 'tuned_table', 'summarise_tuning', 'gap_closed',
+    'table_ends', 'ends_header', 'markdown_table', 'rank_correlation',
     'rank_correlation_p_value', 'domains_table'
 ]
-
-#: The reported numbers, in table order. CF1 is given twice: MMPretrain's
-#: ``MultiLabelMetric`` averages per-class F1 scores ("CF1 (mean F1)"), while
-#: the multi-label papers define ``CF1 = 2 CP CR / (CP + CR)`` ("CF1
-#: (paper)"), which ``MultiLabelF1Metric`` reports.
-COLUMNS = ('mAP', 'CP', 'CR', 'CF1 (mean F1)', 'CF1 (paper)', 'OP', 'OR',
-           'OF1')
-
-_METRIC_KEYS = {
-    'mAP': 'mAP',
-    'CP': 'precision',
-    'CR': 'recall',
-    'CF1 (mean F1)': 'f1-score',
-    'CF1 (paper)': 'CF1',
-    'OP': 'precision_micro',
-    'OR': 'recall_micro',
-    'OF1': 'f1-score_micro',
-}
-
-
-def summarise(metrics: dict, prefix: str = 'multi-label') -> dict:
-    """Pick :data:`COLUMNS` out of the metrics of an evaluator list made of
-    ``AveragePrecision``, ``MultiLabelMetric`` (macro and micro) and
-    ``MultiLabelF1Metric`` (the demo configs' ``test_evaluator``)."""
-    missing = [
-        f'{prefix}/{key}' for key in _METRIC_KEYS.values()
-        if f'{prefix}/{key}' not in metrics
-    ]
-    if missing:
-        raise KeyError(
-            f'The test metrics lack {missing}: the evaluator must list '
-            "AveragePrecision, MultiLabelMetric (average='macro' and "
-            "'micro') and MultiLabelF1Metric; got {sorted(metrics)}.")
-    return {
-        name: float(metrics[f'{prefix}/{key}'])
-        for name, key in _METRIC_KEYS.items()
-    }
 
 
 def aggregate(runs: List[dict], columns: Sequence[str] = COLUMNS) -> dict:
@@ -273,3 +238,72 @@ def domains_table(domains: Dict[str, Dict[str, dict]],
                      f'{rows[best]["mAP"]:.2f} test mAP, '
                      f'{share:.0%} of the {baseline} → {label} gap.')
     return '\n'.join(lines)
+
+
+def _format_value(value) -> str:
+    return f'{value:g}' if isinstance(value, float) else str(value)
+
+
+def tuned_table(results: Dict[str, dict],
+                baseline: Optional[str] = None,
+                oracle: Optional[str] = None,
+                ends: Optional[GapEnds] = None) -> str:
+    """A markdown table of tuned results (``{name: aggregate + 'tuning'}``,
+    in the given order): the chosen point, its validation mAP (first seed),
+    the test mAP, CF1 and OF1 over the seeds (mean ± std), the share of the
+    tuned baseline -> oracle gap closed (or of the ``ends`` of a record's
+    setting, :func:`~.oracle.gap_ends`), and the test mAP of the config's
+    own recipe (first seed; blank when the grid did not contain it)."""
+    given = ends is not None
+    ends = table_ends(results, baseline, oracle, ends)
+    header = [
+        'method', 'lr', 'epochs', 'key hyperparameter', VAL_MAP, 'test mAP',
+        'test CF1 (paper)', 'test OF1'
+    ]
+    if ends is not None:
+        header.append(ends_header(ends, given=given))
+    header.append('own recipe test mAP')
+    lines = [
+        '| ' + ' | '.join(header) + ' |',
+        '|' + '|'.join([':---'] + ['---:'] * (len(header) - 1)) + '|'
+    ]
+    for name, row in results.items():
+        tuning = row['tuning']
+        point = dict(tuning['chosen'])
+        lr = point.pop(LR_KEY)
+        epochs = point.pop(EPOCHS_KEY)
+        hparam = ', '.join(f'{k.rsplit(".", 1)[-1]} {_format_value(v)}'
+                           for k, v in point.items())
+        n = len(row['runs'])
+        cells = [
+            name,
+            _format_value(lr),
+            str(epochs), hparam or '-', f'{row["runs"][0][VAL_MAP]:.2f}'
+        ]
+        for key in ('mAP', 'CF1 (paper)', 'OF1'):
+            cells.append(f'{row[key]:.2f} ± {row["std"][key]:.2f}' if n >
+                         1 else f'{row[key]:.2f}')
+        if ends is not None:
+            share = ends.share(row, results)
+            cells.append('n/a' if math.isnan(share) else f'{share:+.0%}')
+        own = tuning.get('own recipe')
+        cells.append(f'{own["mAP"]:.2f}' if own else '')
+        lines.append('| ' + ' | '.join(cells) + ' |')
+    return '\n'.join(lines)
+
+
+def summarise_tuning(tuned: dict, own_point: dict) -> dict:
+    """The aggregate of the chosen point's runs with the search attached
+    (``'tuning'``: ``grid``, ``chosen`` and ``own recipe``, the grid's run
+    at the config's own point, if the grid had it and it was not
+    pruned)."""
+    row = aggregate(tuned['runs'])
+    own = [
+        run for run in tuned['grid']
+        if run['point'] == own_point and run.get('state') != 'pruned'
+    ]
+    row['tuning'] = dict(
+        grid=tuned['grid'],
+        chosen=tuned['chosen'],
+        **{'own recipe': own[0] if own else None})
+    return row

@@ -31,7 +31,7 @@ are the config keys of :mod:`.config_keys`.
 
 :func:`plan` is a pure function of the runs recorded so far, so any
 worker can call it at any time and gets the same answer:
-:class:`~mmlml.benchmark.sweep.Sweep` turns its answer into trials.
+:class:`~mmlml.benchmark.sweep.sweep.Sweep` turns its answer into trials.
 """
 import dataclasses
 import math
@@ -39,14 +39,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from mmengine.config import Config
 
-from .config_keys import EPOCHS_KEY, LR_KEY
-from .oracle import GapEnds
-from .results import aggregate, ends_header, table_ends
-from .trial_record import BEST_EPOCH, VAL_MAP
+from mmlml.benchmark.training.config_keys import EPOCHS_KEY, LR_KEY
+from mmlml.benchmark.training.trial_record import BEST_EPOCH, VAL_MAP
 
 __all__ = [
     'SearchRules', 'Plan', 'key_hyperparameter', 'point_name', 'point_key',
-    'choose', 'next_lr', 'plan', 'tuned_table', 'summarise_tuning'
+    'choose', 'next_lr', 'plan'
 ]
 
 
@@ -315,72 +313,3 @@ def plan(records: Sequence[dict],
     if rules.tune:
         runs.insert(0, best)
     return Plan(needed, waiting, grid, chosen, runs)
-
-
-def _format_value(value) -> str:
-    return f'{value:g}' if isinstance(value, float) else str(value)
-
-
-def tuned_table(results: Dict[str, dict],
-                baseline: Optional[str] = None,
-                oracle: Optional[str] = None,
-                ends: Optional[GapEnds] = None) -> str:
-    """A markdown table of tuned results (``{name: aggregate + 'tuning'}``,
-    in the given order): the chosen point, its validation mAP (first seed),
-    the test mAP, CF1 and OF1 over the seeds (mean ± std), the share of the
-    tuned baseline -> oracle gap closed (or of the ``ends`` of a record's
-    setting, :func:`~.oracle.gap_ends`), and the test mAP of the config's
-    own recipe (first seed; blank when the grid did not contain it)."""
-    given = ends is not None
-    ends = table_ends(results, baseline, oracle, ends)
-    header = [
-        'method', 'lr', 'epochs', 'key hyperparameter', VAL_MAP, 'test mAP',
-        'test CF1 (paper)', 'test OF1'
-    ]
-    if ends is not None:
-        header.append(ends_header(ends, given=given))
-    header.append('own recipe test mAP')
-    lines = [
-        '| ' + ' | '.join(header) + ' |',
-        '|' + '|'.join([':---'] + ['---:'] * (len(header) - 1)) + '|'
-    ]
-    for name, row in results.items():
-        tuning = row['tuning']
-        point = dict(tuning['chosen'])
-        lr = point.pop(LR_KEY)
-        epochs = point.pop(EPOCHS_KEY)
-        hparam = ', '.join(f'{k.rsplit(".", 1)[-1]} {_format_value(v)}'
-                           for k, v in point.items())
-        n = len(row['runs'])
-        cells = [
-            name,
-            _format_value(lr),
-            str(epochs), hparam or '-', f'{row["runs"][0][VAL_MAP]:.2f}'
-        ]
-        for key in ('mAP', 'CF1 (paper)', 'OF1'):
-            cells.append(f'{row[key]:.2f} ± {row["std"][key]:.2f}' if n >
-                         1 else f'{row[key]:.2f}')
-        if ends is not None:
-            share = ends.share(row, results)
-            cells.append('n/a' if math.isnan(share) else f'{share:+.0%}')
-        own = tuning.get('own recipe')
-        cells.append(f'{own["mAP"]:.2f}' if own else '')
-        lines.append('| ' + ' | '.join(cells) + ' |')
-    return '\n'.join(lines)
-
-
-def summarise_tuning(tuned: dict, own_point: dict) -> dict:
-    """The aggregate of the chosen point's runs with the search attached
-    (``'tuning'``: ``grid``, ``chosen`` and ``own recipe``, the grid's run
-    at the config's own point, if the grid had it and it was not
-    pruned)."""
-    row = aggregate(tuned['runs'])
-    own = [
-        run for run in tuned['grid']
-        if run['point'] == own_point and run.get('state') != 'pruned'
-    ]
-    row['tuning'] = dict(
-        grid=tuned['grid'],
-        chosen=tuned['chosen'],
-        **{'own recipe': own[0] if own else None})
-    return row

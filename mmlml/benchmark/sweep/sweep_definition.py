@@ -17,10 +17,11 @@ import math
 import re
 from typing import Any, Dict, Iterable, Mapping, Optional
 
-from ..utils.hyperparameters import (Flag, Hyperparameter, Integer, RealTuple,
-                                     Rule, check_hyperparameters)
-from .pruning import PrunerSpec
-from .settings import MODES, SETTINGS, domains
+from mmlml.benchmark.sweep.settings import MODES, SETTINGS, domains
+from mmlml.benchmark.training.pruning import PrunerSpec
+from mmlml.utils.hyperparameters import (Flag, Hyperparameter, Integer,
+                                         RealTuple, Rule,
+                                         check_hyperparameters)
 
 __all__ = [
     'DefinitionError', 'SweepDefinition', 'ConfigOverrides', 'read_definition',
@@ -233,7 +234,7 @@ class Declared(Hyperparameter):
 
 
 def _search_rules(**fields):
-    from .search import SearchRules
+    from mmlml.benchmark.sweep.search import SearchRules
     return SearchRules.from_dict(fields)
 
 

@@ -21,9 +21,9 @@ import os.path as osp
 import re
 from typing import Dict, List, Sequence, Set, Tuple
 
-from .results import COLUMNS, aggregate
-from .search import choose, point_key
-from .trial_record import VAL_MAP
+from mmlml.benchmark.reports.results import COLUMNS, aggregate
+from mmlml.benchmark.sweep.search import choose, point_key
+from mmlml.benchmark.training.trial_record import VAL_MAP
 
 __all__ = ['QUOTING_PAGES', 'check_rows', 'check_quotes', 'quoted_numbers']
 

@@ -3,18 +3,20 @@ settings (the training and validation labels), the training modes, the
 ``--cfg-options`` that put a config in a setting and a mode, and the
 domains of the demo configs (found by their files, :func:`domains`).
 """
+import contextlib
 import os
 import os.path as osp
-from typing import Any, Dict, List, Optional
+import threading
+from typing import Any, Dict, Iterator, List, Optional
 
 from mmengine.config import Config
 
 __all__ = [
     'SETTINGS', 'LEFT_OUT_REASON', 'IMPOSED_SETTINGS', 'SETTING_TITLES',
-    'FULL_SETTING', 'MODES', 'dataset_modes', 'LABEL_SEED', 'label_seed',
-    'setting_options', 'DOMAINS_DIR', 'DEFAULT_DOMAIN', 'domains',
-    'domain_file', 'linear_domain', 'run_domain', 'mode_options',
-    'format_options', 'REPO_ROOT', 'abs_path'
+    'FULL_SETTING', 'MODES', 'DOMAIN_VARIABLE', 'load_config', 'dataset_modes',
+    'LABEL_SEED', 'label_seed', 'setting_options', 'DOMAINS_DIR',
+    'DEFAULT_DOMAIN', 'domains', 'domain_file', 'linear_domain', 'run_domain',
+    'mode_options', 'format_options', 'REPO_ROOT', 'abs_path'
 ]
 
 
@@ -23,7 +25,7 @@ def _repo_root() -> str:
     reaches the package through a link), or, for an installed package,
     its ``mmlml/.mim`` (the configs and tools that a wheel ships, as
     OpenMMLab's packages do: ``setup.py``)."""
-    package = osp.dirname(osp.dirname(osp.realpath(__file__)))
+    package = osp.dirname(osp.dirname(osp.dirname(osp.realpath(__file__))))
     checkout = osp.dirname(package)
     if osp.isfile(osp.join(checkout, 'setup.py')) and osp.isdir(
             osp.join(checkout, 'configs')):
@@ -53,7 +55,7 @@ SETTINGS: Dict[str, Dict[str, Any]] = {
 }
 
 #: Why a sweep leaves a config out of the full setting
-#: (:meth:`~mmlml.benchmark.sweep.Sweep.trains_in`).
+#: (:meth:`~mmlml.benchmark.sweep.sweep.Sweep.trains_in`).
 LEFT_OUT_REASON = ("MMPretrain's stock sigmoid loss (alone or in a "
                    'LossSum, or in the first stage) cannot read the '
                    'observed negatives (-1) of all labels; AN on all '
@@ -73,7 +75,7 @@ SETTING_TITLES = {
 
 #: The setting of every method on all labels: where a record has it, the
 #: gap closed is measured against its best method on validation (the
-#: honest oracle, :func:`~mmlml.benchmark.results.gap_ends`).
+#: honest oracle, :func:`~mmlml.benchmark.reports.results.gap_ends`).
 FULL_SETTING = 'full'
 
 MODES = ('finetune', 'linear')
@@ -92,12 +94,58 @@ def label_seed(training_seed: int) -> int:
     return LABEL_SEED + training_seed
 
 
-def dataset_modes(config: str, setting: str = 'single_positive') -> tuple:
+#: The environment variable of the demo configs' domain
+#: (``{{$MMLML_DEMO_DOMAIN:synthetic_shapes}}`` in their ``_base_``).
+DOMAIN_VARIABLE = 'MMLML_DEMO_DOMAIN'
+
+_PARSING = threading.Lock()
+
+
+@contextlib.contextmanager
+def _domain_parse(domain: Optional[str]) -> Iterator[None]:
+    """While a config is parsed: the domain variable set to ``domain``
+    (MMEngine substitutes ``{{$VAR:default}}`` from the environment while
+    it reads a file, and only then); the previous value is back as soon
+    as the parse ends, so nothing started later inherits it."""
+    if domain is None:
+        yield
+        return
+    with _PARSING:
+        previous = os.environ.get(DOMAIN_VARIABLE)
+        os.environ[DOMAIN_VARIABLE] = domain
+        try:
+            yield
+        finally:
+            if previous is None:
+                os.environ.pop(DOMAIN_VARIABLE, None)
+            else:
+                os.environ[DOMAIN_VARIABLE] = previous
+
+
+def load_config(config: str,
+                cfg_options: Optional[dict] = None,
+                domain: Optional[str] = None) -> Config:
+    """The config at ``config`` in ``domain`` (None: the caller's
+    environment decides, as for ``tools/train.py``), with ``cfg_options``
+    merged: the one place where the sweep parses a config in a domain
+    (the demo configs name theirs as ``{{$MMLML_DEMO_DOMAIN:...}}``, which
+    MMEngine reads from the environment during the parse only)."""
+    with _domain_parse(domain):
+        cfg = Config.fromfile(config)
+    if cfg_options:
+        cfg.merge_from_dict(cfg_options)
+    return cfg
+
+
+def dataset_modes(config: str,
+                  setting: str = 'single_positive',
+                  domain: Optional[str] = None) -> tuple:
     """The ``mode`` of the training and validation PartialLabelDatasets of
     ``config`` (None where a dataset is another one: only a setting that
     changes no label, ``own``, accepts that), and its ``first_stage``
-    (None for a one-stage method)."""
-    cfg = Config.fromfile(config)
+    (None for a one-stage method); ``domain``: the demo configs' domain
+    (:func:`load_config`)."""
+    cfg = load_config(config, domain=domain)
     train = cfg.train_dataloader.dataset
     val = cfg.val_dataloader.dataset
     modes = []

@@ -30,7 +30,7 @@ class _PrunerSpec(Hyperparameter):
     when a hook is built, not by ``import mmlml``)."""
 
     def check(self, name: str, value):
-        from .pruning import check_spec
+        from mmlml.benchmark.training.pruning import check_spec
         return check_spec(value, name)
 
 
@@ -89,8 +89,8 @@ class OptunaPruningHook(Hook):
         if self._trial is None:
             import optuna
 
-            from .optuna_storage import open_storage
-            from .pruning import build_pruner
+            from mmlml.benchmark.training.optuna_storage import open_storage
+            from mmlml.benchmark.training.pruning import build_pruner
             study = optuna.load_study(
                 study_name=self.study_name,
                 storage=open_storage(self.storage),
@@ -112,7 +112,7 @@ class OptunaPruningHook(Hook):
             trial = self._open()
             trial.report(float(metrics[self.monitor]), runner.epoch)
             if runner.epoch < runner.max_epochs and trial.should_prune():
-                from .trial_record import PRUNED_AT
+                from mmlml.benchmark.training.trial_record import PRUNED_AT
                 trial.set_user_attr(PRUNED_AT, runner.epoch)
                 prune = [True]
         broadcast_object_list(prune)

@@ -11,7 +11,7 @@ each value read from it is checked as data before anything acts on it:
   (:class:`~.trial_record.TrialRecord`), on every read;
 - the trainer of a run is always the worker's own package's
   (:mod:`.trial_training`, in the worker's process or as
-  ``python -m mmlml.benchmark.trial_training``; or
+  ``python -m mmlml.benchmark.sweep.trial_training``; or
   ``MMLML_SWEEP_TRAINER`` in the worker's own environment, e.g. the test
   suite's stand-in), never a path from the storage;
 - a config is run only if it lies in the checkout's ``configs/`` folder or
@@ -39,9 +39,13 @@ import re
 from typing import (Any, Callable, Dict, Iterable, List, Mapping, NoReturn,
                     Optional)
 
-from .settings import REPO_ROOT, abs_path, domain_file, run_domain
-from .sweep_definition import DefinitionError, SweepDefinition, read_definition
-from .trial_record import TrialError, TrialRecord, read_trial
+from mmlml.benchmark.sweep.settings import (DOMAIN_VARIABLE, REPO_ROOT,
+                                            abs_path, domain_file, run_domain)
+from mmlml.benchmark.sweep.sweep_definition import (DefinitionError,
+                                                    SweepDefinition,
+                                                    read_definition)
+from mmlml.benchmark.training.trial_record import (TrialError, TrialRecord,
+                                                   read_trial)
 
 __all__ = [
     'SweepError', 'TRAINER_VARIABLE', 'config_files', 'config_digests',
@@ -52,9 +56,6 @@ __all__ = [
 #: The environment variable that names another trainer for the workers of
 #: this environment (the test suite's stand-in of ``tools/demo.py``).
 TRAINER_VARIABLE = 'MMLML_SWEEP_TRAINER'
-#: The environment variable of the demo configs' domain
-#: (``{{$MMLML_DEMO_DOMAIN:synthetic_shapes}}`` in their ``_base_``).
-DOMAIN_VARIABLE = 'MMLML_DEMO_DOMAIN'
 
 # MMEngine's placeholders (mmengine.config.Config: _substitute_env_variables
 # and _substitute_predefined_vars), resolved here as it resolves them.

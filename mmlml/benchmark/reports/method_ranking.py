@@ -12,8 +12,8 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .config_keys import EPOCHS_KEY, LR_KEY
-from .trial_record import VAL_MAP
+from mmlml.benchmark.training.config_keys import EPOCHS_KEY, LR_KEY
+from mmlml.benchmark.training.trial_record import VAL_MAP
 
 __all__ = [
     'SATURATED', 'point_text', 'chosen_point', 'rank', 'table',

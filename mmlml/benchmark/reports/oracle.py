@@ -16,8 +16,8 @@ mAP is only reported.
 import math
 from typing import Dict, NamedTuple, Optional, Sequence
 
-from .settings import FULL_SETTING
-from .trial_record import VAL_MAP
+from mmlml.benchmark.sweep.settings import FULL_SETTING
+from mmlml.benchmark.training.trial_record import VAL_MAP
 
 #: A setting's rows: name -> row (its runs, their mean and spread).
 Rows = Dict[str, dict]

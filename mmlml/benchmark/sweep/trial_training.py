@@ -1,7 +1,7 @@
 """One training of a config as a benchmark trial: train it with a fresh
 ``Runner`` (validating every epoch), reload the checkpoint with the best
 validation mAP, test it on the fully labelled test split, return the
-summary (:func:`~mmlml.benchmark.results.summarise` and the trial's
+summary (:func:`~mmlml.benchmark.reports.results.summarise` and the trial's
 record fields).
 
 ``tools/demo.py`` is the command line over :func:`train_trial` for a few
@@ -9,78 +9,39 @@ configs and seeds; a benchmark worker calls it in its own process (warm
 trials, :mod:`.process_globals`) or runs this module's entry in a
 subprocess::
 
-    python -m mmlml.benchmark.trial_training CONFIG --seed 0 --work-dir W \\
-        --out W/an/seed0/demo.json --domain synthetic_shapes \\
+    python -m mmlml.benchmark.sweep.trial_training CONFIG --seed 0 \\
+        --work-dir W --out W/an/seed0/demo.json --domain synthetic_shapes \\
         --cfg-options train_cfg.max_epochs=2
 
 The demo domain is an argument (``domain``: a file of
 ``configs/_base_/domains/``): the configs choose it by the variable
 ``MMLML_DEMO_DOMAIN`` in their ``_base_``, which only their parse sees
-(:func:`trial_config`), so that no run leaves it behind for the next.
+(:func:`~.settings.load_config`), so that no run leaves it behind for the next.
 """
 import argparse
-import contextlib
 import json
 import math
-import os
 import os.path as osp
 import re
-import threading
 import time
-from typing import Iterator, Optional
+from typing import Optional
 
-from mmengine.config import Config
 from mmengine.hooks import Hook, LoggerHook
 from mmengine.runner import EpochBasedTrainLoop, Runner
 
-from ..datasets.checks import check_config_annotation_files
-from .results import summarise
-from .stored_definition import DOMAIN_VARIABLE
-from .trial_record import BEST_CHECKPOINT, BEST_EPOCH, EPOCHS, MINUTES, VAL_MAP
+from mmlml.benchmark.sweep.settings import load_config
+from mmlml.benchmark.training.trial_record import (BEST_CHECKPOINT, BEST_EPOCH,
+                                                   EPOCHS, MINUTES, VAL_MAP,
+                                                   summarise)
+from mmlml.datasets.checks import check_config_annotation_files
 
 __all__ = [
-    'LogIntervalHook', 'trial_config', 'train_trial', 'missing_label_file',
-    'failure_reason', 'main'
+    'LogIntervalHook', 'train_trial', 'missing_label_file', 'failure_reason',
+    'main'
 ]
 
 #: Which diagnostics of ``MissingLabelDiagnosticsHook`` a summary reports.
 DIAGNOSTICS = ('score_pos', 'score_neg', 'recall', 'precision', 'auc')
-
-_PARSING = threading.Lock()
-
-
-@contextlib.contextmanager
-def _domain_parse(domain: Optional[str]) -> Iterator[None]:
-    """While a config is parsed: the domain variable set to ``domain``
-    (MMEngine substitutes ``{{$VAR:default}}`` from the environment while
-    it reads a file, and only then); the previous value is back as soon
-    as the parse ends, so nothing started later inherits it."""
-    if domain is None:
-        yield
-        return
-    with _PARSING:
-        previous = os.environ.get(DOMAIN_VARIABLE)
-        os.environ[DOMAIN_VARIABLE] = domain
-        try:
-            yield
-        finally:
-            if previous is None:
-                os.environ.pop(DOMAIN_VARIABLE, None)
-            else:
-                os.environ[DOMAIN_VARIABLE] = previous
-
-
-def trial_config(config: str,
-                 cfg_options: Optional[dict] = None,
-                 domain: Optional[str] = None) -> Config:
-    """The config at ``config`` in ``domain`` (None: the caller's
-    environment decides, as for ``tools/train.py``), with ``cfg_options``
-    merged."""
-    with _domain_parse(domain):
-        cfg = Config.fromfile(config)
-    if cfg_options:
-        cfg.merge_from_dict(cfg_options)
-    return cfg
 
 
 def missing_label_file(config: str,
@@ -89,7 +50,7 @@ def missing_label_file(config: str,
     """The ``label_file`` that the training set of ``config`` reads and that
     does not exist yet (the second stage of a two-stage config, e.g.
     configs/demo/pseudo_label.py, before its first stage ran), else None."""
-    cfg = trial_config(config, cfg_options, domain)
+    cfg = load_config(config, cfg_options, domain)
     dataset = cfg.get('train_dataloader', {}).get('dataset')
     while isinstance(dataset, dict):
         path = dataset.get('label_file')
@@ -133,8 +94,8 @@ def train_trial(config: str,
     annotations. ``extra_hooks`` are added to the config's
     ``custom_hooks`` (the benchmark sweep's pruning hook); ``launcher`` is
     MMEngine's (``'pytorch'`` under torchrun); ``domain`` the demo
-    configs' domain (:func:`trial_config`)."""
-    cfg = trial_config(config, cfg_options, domain)
+    configs' domain (:func:`~.settings.load_config`)."""
+    cfg = load_config(config, cfg_options, domain)
     name = osp.splitext(osp.basename(config))[0]
     cfg.work_dir = osp.join(work_root, name)
     if seed is not None:
@@ -187,8 +148,8 @@ def main(argv=None) -> dict:
     from mmengine.dist import is_main_process
 
     import mmlml  # noqa: F401  (registration)
-    from ..cli import (add_cfg_options_argument, add_launcher_arguments,
-                       tool_parser)
+    from mmlml.cli import (add_cfg_options_argument, add_launcher_arguments,
+                           tool_parser)
     parser: argparse.ArgumentParser = tool_parser(__doc__)
     parser.add_argument('config', help='config file')
     parser.add_argument('--seed', type=int, help='the training seed')

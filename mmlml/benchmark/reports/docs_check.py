@@ -22,16 +22,16 @@ import shlex
 import tempfile
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 
-from .oracle import gap_ends
-from .record_check import check_quotes, check_rows
-from .report import report_args, write_reports
-from .results import domains_table
-from .settings import DEFAULT_DOMAIN
+from mmlml.benchmark.reports.oracle import gap_ends
+from mmlml.benchmark.reports.record_check import check_quotes, check_rows
+from mmlml.benchmark.reports.report import report_args, write_reports
+from mmlml.benchmark.reports.results import domains_table
+from mmlml.benchmark.sweep.settings import DEFAULT_DOMAIN
 
 __all__ = [
     'RESULTS_DIR', 'COMPARISON_TOOL', 'add_comparison_arguments',
     'comparison_command', 'read_comparison', 'comparison_markdown',
-    'check_docs'
+    'record_files', 'check_docs'
 ]
 
 #: Where the benchmark records and the files made from them are committed,
@@ -121,7 +121,7 @@ def comparison_markdown(paths: List[str],
     domain in several modes): ``mode`` is the training mode of every
     record, or one mode per record (then each column is named
     ``domain (mode)``)."""
-    from .record import read_json
+    from mmlml.benchmark.reports.record import read_json
     modes = [mode] * len(paths) if isinstance(mode, str) else list(mode)
     if len(modes) != len(paths):
         raise ValueError(f'{len(modes)} modes for {len(paths)} records: give '
@@ -189,6 +189,20 @@ def _read_result(path: str) -> Tuple[Optional[str], Any]:
         if comparison is not None:
             return 'comparison', comparison
     return None, None
+
+
+def record_files(root: str) -> List[str]:
+    """The sweep records among the committed results (paths relative to
+    ``root``)."""
+    found = []
+    for rel in _files(root, RESULTS_DIR):
+        try:
+            kind, _ = _read_result(osp.join(root, rel))
+        except ValueError:
+            continue
+        if kind == 'record':
+            found.append(rel)
+    return found
 
 
 def check_docs(root: str) -> List[str]:

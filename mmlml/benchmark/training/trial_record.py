@@ -21,15 +21,16 @@ import os
 import os.path as osp
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
-from ..utils.hyperparameters import (Hyperparameter, Integer, Real,
-                                     check_hyperparameters)
-from .config_keys import EPOCHS_KEY, LR_KEY
+from mmlml.benchmark.training.config_keys import EPOCHS_KEY, LR_KEY
+from mmlml.utils.hyperparameters import (Hyperparameter, Integer, Real,
+                                         check_hyperparameters)
 
 __all__ = [
     'TrialError', 'TrialRecord', 'read_trial', 'write_trial', 'POINT', 'SEED',
     'RUN', 'VAL_MAP', 'BEST_EPOCH', 'EPOCHS', 'EPOCHS_TRAINED', 'MINUTES',
-    'BEST_CHECKPOINT', 'PRUNED_AT', 'FIRST_STAGE_RUN', 'FIRST_STAGE_REBUILT',
-    'RETRY_OF', 'FAILURE', 'HEARTBEAT', 'WORKER', 'LABEL_SEED'
+    'BEST_CHECKPOINT', 'PRUNED_AT', 'PER_EPOCH', 'FIRST_STAGE_RUN',
+    'FIRST_STAGE_REBUILT', 'RETRY_OF', 'FAILURE', 'HEARTBEAT', 'WORKER',
+    'LABEL_SEED'
 ]
 
 # The fields (user attributes) of a trial.
@@ -47,6 +48,9 @@ MINUTES = 'minutes'
 BEST_CHECKPOINT = 'best checkpoint'
 #: The epoch at which the pruning hook stopped the run.
 PRUNED_AT = 'pruned at epoch'
+#: A record's validation mAP of each epoch a run reported (a pruned run's
+#: rungs).
+PER_EPOCH = 'val mAP per epoch'
 #: A second stage's first stage run (its folder, as the worker derived it).
 FIRST_STAGE_RUN = 'first stage run'
 #: The validation mAP of a first stage run trained again on this machine.
@@ -189,3 +193,41 @@ def write_trial(point: Mapping[str, Any],
 def _inside(path: str, folder: str) -> bool:
     path, folder = osp.realpath(path), osp.realpath(folder)
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+#: The reported numbers, in table order. CF1 is given twice: MMPretrain's
+#: ``MultiLabelMetric`` averages per-class F1 scores ("CF1 (mean F1)"), while
+#: the multi-label papers define ``CF1 = 2 CP CR / (CP + CR)`` ("CF1
+#: (paper)"), which ``MultiLabelF1Metric`` reports.
+COLUMNS = ('mAP', 'CP', 'CR', 'CF1 (mean F1)', 'CF1 (paper)', 'OP', 'OR',
+           'OF1')
+
+_METRIC_KEYS = {
+    'mAP': 'mAP',
+    'CP': 'precision',
+    'CR': 'recall',
+    'CF1 (mean F1)': 'f1-score',
+    'CF1 (paper)': 'CF1',
+    'OP': 'precision_micro',
+    'OR': 'recall_micro',
+    'OF1': 'f1-score_micro',
+}
+
+
+def summarise(metrics: dict, prefix: str = 'multi-label') -> dict:
+    """Pick :data:`COLUMNS` out of the metrics of an evaluator list made of
+    ``AveragePrecision``, ``MultiLabelMetric`` (macro and micro) and
+    ``MultiLabelF1Metric`` (the demo configs' ``test_evaluator``)."""
+    missing = [
+        f'{prefix}/{key}' for key in _METRIC_KEYS.values()
+        if f'{prefix}/{key}' not in metrics
+    ]
+    if missing:
+        raise KeyError(
+            f'The test metrics lack {missing}: the evaluator must list '
+            "AveragePrecision, MultiLabelMetric (average='macro' and "
+            "'micro') and MultiLabelF1Metric; got {sorted(metrics)}.")
+    return {
+        name: float(metrics[f'{prefix}/{key}'])
+        for name, key in _METRIC_KEYS.items()
+    }

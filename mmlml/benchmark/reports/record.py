@@ -21,14 +21,16 @@ import os.path as osp
 import shlex
 from typing import Dict, List, NoReturn, Optional
 
-from .cli import pruning_options
-from .config_keys import EPOCHS_KEY, LR_KEY
-from .results import COLUMNS, aggregate
-from .search import SearchRules, summarise_tuning
-from .settings import LABEL_SEED, domain_file, label_seed
-from .sweep import Group, Sweep, SweepError, repo_path
-from .trial_record import EPOCHS_TRAINED, VAL_MAP
-from .unpruned_replay import compare_choices
+from mmlml.benchmark.reports.results import (COLUMNS, aggregate,
+                                             summarise_tuning)
+from mmlml.benchmark.sweep.search import SearchRules
+from mmlml.benchmark.sweep.settings import LABEL_SEED, domain_file, label_seed
+from mmlml.benchmark.sweep.sweep import Group, Sweep, SweepError, repo_path
+from mmlml.benchmark.sweep.unpruned_replay import compare_choices
+from mmlml.benchmark.training.config_keys import EPOCHS_KEY, LR_KEY
+from mmlml.benchmark.training.pruning import UNPRUNED_SETTINGS, pruning_options
+from mmlml.benchmark.training.trial_record import (EPOCHS_TRAINED, PER_EPOCH,
+                                                   VAL_MAP)
 
 __all__ = [
     'LedgerError', 'read_json', 'reproducer', 'export', 'import_ledger',
@@ -160,7 +162,7 @@ def export(sweep: Sweep, storage: str, reports: dict) -> dict:
             run = _clean(trial.user_attrs)
             run['state'] = trial.state.name.lower()
             if trial.intermediate_values:
-                run['val mAP per epoch'] = {
+                run[PER_EPOCH] = {
                     str(k): v
                     for k, v in sorted(trial.intermediate_values.items())
                 }
@@ -343,17 +345,33 @@ def definition_from_ledger(path: str, ledger: dict) -> dict:
         cfg_options=options)
 
 
+def _imported_trials(ledger: dict) -> list:
+    """The trials of a sweep's own record that an import keeps: the
+    finished ones, and the pruned ones of a setting that may be pruned. A
+    setting whose tuning is never pruned
+    (:data:`~mmlml.benchmark.training.pruning.UNPRUNED_SETTINGS`) loses
+    its pruned runs, which the sweep then trains to their end: a record
+    made before that rule is corrected by its import."""
+    return [
+        t for t in ledger['trials'] if t.get('state') == 'complete' or (t.get(
+            'state') == 'pruned' and t.get('setting') not in UNPRUNED_SETTINGS)
+    ]
+
+
 def import_ledger(sweep: Sweep, path: str, ledger: dict) -> int:
-    """Record every run of the ledger as a completed trial of ``sweep``
-    (defined already); returns how many. A sweep that holds trials
-    already is refused: a ledger is imported once, into a new sweep."""
+    """Record every run of the ledger as a trial of ``sweep`` (defined
+    already): a finished run as completed, a pruned one of a sweep's
+    record as pruned, with its validation mAP per epoch
+    (:func:`_imported_trials`); returns how many. A sweep that holds
+    trials already is refused: a ledger is imported once, into a new
+    sweep."""
     from optuna.trial import TrialState
     check_ledger(path, ledger)
     if any(sweep.trials(group) for group in sweep.groups()):
         raise SweepError(f'{sweep.spec}: sweep {sweep.name!r} holds trials '
                          'already; import a ledger into a new --study')
     if 'trials' in ledger:  # a sweep's own record (export)
-        runs = [t for t in ledger['trials'] if t.get('state') == 'complete']
+        runs = _imported_trials(ledger)
     elif 'runs' in ledger:
         runs = list(ledger['runs'].values())
     else:  # a fixed recipe: its rows' runs
@@ -373,19 +391,26 @@ def import_ledger(sweep: Sweep, path: str, ledger: dict) -> int:
         if point is None:  # a fixed recipe: the config's own point
             facts = sweep.config_facts(group)
             point = {EPOCHS_KEY: facts['epochs'], LR_KEY: facts['lr']}
+        pruned = run.get('state') == 'pruned'
         summary = {
             k: v
-            for k, v in run.items() if k not in ('point', 'seed', 'cached')
+            for k, v in run.items()
+            if k not in ('point', 'seed', 'cached', 'state', PER_EPOCH)
         }
         summary['config'] = group.config
-        summary[EPOCHS_TRAINED] = summary.get('epochs')
+        summary.setdefault(EPOCHS_TRAINED, summary.get('epochs'))
         summary['imported from'] = osp.basename(path)
         sweep.add_trial(
             group,
             point,
             run['seed'],
-            state=TrialState.COMPLETE,
-            value=run[VAL_MAP] if run.get(VAL_MAP) is not None else 0.0,
-            summary=summary)
+            state=TrialState.PRUNED if pruned else TrialState.COMPLETE,
+            value=None if pruned else
+            run[VAL_MAP] if run.get(VAL_MAP) is not None else 0.0,
+            summary=summary,
+            intermediate={
+                int(epoch): value
+                for epoch, value in (run.get(PER_EPOCH) or {}).items()
+            })
         count += 1
     return count
