@@ -31,6 +31,7 @@ from . import models, schedulers  # noqa: E402,F401 isort: skip
 from . import pseudo_labellers  # noqa: E402,F401 isort: skip
 # The sweep's pruning hook, registered for its runs (the rest of
 # mmlml.benchmark, and Optuna, are imported by the sweep only).
-from .benchmark.training import optuna_pruning_hook  # noqa: E402,F401 isort: skip
+from .benchmark.training import \
+    optuna_pruning_hook  # noqa: E402,F401 isort: skip
 
 __all__ = ['__version__']

@@ -200,8 +200,9 @@ def test_a_first_stage_checkpoint_is_found_not_read(tmp_path, monkeypatch):
     real = first_stage.run_command
 
     def call(cmd, log, threads, *args, **kwargs):
-        if any(word.endswith(('pseudo_label.py', 'pseudo_label'))
-               for word in cmd[1:3]):
+        if any(
+                word.endswith(('pseudo_label.py', 'pseudo_label'))
+                for word in cmd[1:3]):
             called.append(cmd)
             return
         real(cmd, log, threads, *args, **kwargs)

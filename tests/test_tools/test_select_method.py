@@ -19,10 +19,9 @@ from mmengine.config import Config
 from mmlml.benchmark.reports.method_ranking import (rank, ranking_warnings,
                                                     table)
 from mmlml.benchmark.sweep.child_config import child_config_text, config_diff
-from mmlml.benchmark.sweep.method_selection import (MethodError,
-                                                    SelectionError,
-                                                    apply_preset,
-                                                    check_training, lr_search,
+from mmlml.benchmark.sweep.method_presets import (MethodError, SelectionError,
+                                                  apply_preset)
+from mmlml.benchmark.sweep.method_selection import (check_training, lr_search,
                                                     method_configs,
                                                     prepare_methods,
                                                     search_edges,

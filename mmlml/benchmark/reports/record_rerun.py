@@ -80,7 +80,7 @@ def choose_runs(runs: Sequence[RecordedRun], count: int,
     return random.Random(seed).sample(list(runs), min(count, len(runs)))
 
 
-def _printed(value: float) -> str:
+def _printed(value: Optional[float]) -> str:
     return 'nan' if value is None or math.isnan(value) else f'{value:.2f}'
 
 

@@ -14,8 +14,8 @@ from typing import Optional
 
 from mmlml.benchmark.sweep.settings import (dataset_modes, format_options,
                                             run_domain)
-from mmlml.benchmark.sweep.sweep import (REPO_ROOT, Group, Sweep, abs_path,
-                                         file_lock, first_seed_point, run_id)
+from mmlml.benchmark.sweep.sweep import (Group, Sweep, abs_path, file_lock,
+                                         first_seed_point, run_id)
 from mmlml.benchmark.sweep.trial_process import (TrialFailed, best_checkpoint,
                                                  run_command, run_options,
                                                  train_run)
@@ -73,8 +73,7 @@ def prepare_second_stage(sweep: Sweep,
     if 'scores_hook' in stage or 'scores_file' in stage:
         scores = osp.join(run_dir, 'scores.npy')
         run_command([
-            sys.executable,
-            osp.join(REPO_ROOT, 'tools', 'vl_pseudo_label.py'),
+            sys.executable, '-m', 'mmlml.apis.vl_pseudo_label',
             abs_path(group.config), '--out', scores, '--force', '--device',
             'cpu', '--labeller-options', 'type=ModelPseudoLabeller',
             f'config={abs_path(first_stage)}', f'checkpoint={checkpoint}',
@@ -86,8 +85,7 @@ def prepare_second_stage(sweep: Sweep,
     else:
         labels = osp.join(run_dir, 'pseudo_labels.npy')
         run_command([
-            sys.executable,
-            osp.join(REPO_ROOT, 'tools', 'pseudo_label.py'),
+            sys.executable, '-m', 'mmlml.apis.pseudo_label',
             abs_path(first_stage), checkpoint, '--out', labels, '--force',
             '--thr',
             str(stage.get('thr', 0.5)), '--device', 'cpu', '--cfg-options'

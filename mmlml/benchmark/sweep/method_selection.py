@@ -32,11 +32,11 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from mmengine.config import Config
 
-from mmlml.benchmark.sweep.method_presets import (
-    METHOD_NAME, PRESETS, MethodError, SelectionError, apply_preset,
-    preset_path, repo_relative, supported_methods, training_epochs)
 from mmlml.benchmark.training.trial_record import BEST_EPOCH, EPOCHS
 from mmlml.cli import check_output, config_input_files
+from .method_presets import (METHOD_NAME, PRESETS, MethodError, SelectionError,
+                             apply_preset, preset_path, repo_relative,
+                             supported_methods, training_epochs)
 
 __all__ = [
     'MethodError', 'SelectionError', 'METHOD_NAME', 'PRESETS', 'preset_path',

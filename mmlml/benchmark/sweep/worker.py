@@ -26,14 +26,11 @@ fresh ``Runner`` and within :class:`~.process_globals.ProcessGlobals`
 suite's stand-in, which is always a subprocess).
 
 A second stage (a config that names ``first_stage``) first makes its
-labels (``tools/pseudo_label.py``) or scores (``tools/vl_pseudo_label.py``)
-from the best checkpoint of its first stage's run at the first stage's
-chosen point and the same seed. When that checkpoint is not on this
-machine, the run is trained again in its folder (the first stage's
-record is not changed; the trial notes that it rebuilt it).
+labels or scores from its first stage's run (:mod:`.first_stage`).
 
-Run a worker with ``python -m mmlml.benchmark.sweep.worker --storage S --study
-N`` (``tools/benchmark.py`` starts them: local processes or Slurm jobs).
+Run a worker with ``python -m mmlml.benchmark.sweep.worker --storage S
+--study N`` (``tools/benchmark.py`` starts them: local processes or Slurm
+jobs).
 """
 import argparse
 import contextlib
