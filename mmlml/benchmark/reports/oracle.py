@@ -9,12 +9,25 @@ validation mAP. A record without it keeps the **old oracle**, the row
 ``full_labels`` (plain BCE on all labels) of the setting itself, which
 bounds nothing (a method with all labels beats it) and is marked so.
 
-Every choice (the oracle, the best method of a setting) is made by the
-mean validation mAP of a row's runs (:func:`validation_map`); the test
-mAP is only reported.
+**Per head.** Where the methods differ in their head (a pooled linear
+one or BoostLU's class-activation map, :mod:`.heads`), part of the gap
+to the honest oracle is the head's, not the loss's. So each method is
+also measured against the **same-head oracle**: the best on validation
+of the setting ``full`` among the methods with its head
+(:func:`head_oracles`, :func:`per_head_ends`). Where the record has no
+setting ``full``, or no run of it with that head, there is none.
+
+Every share is :func:`gap_closed` of the test means,
+``(mAP_method - mAP_baseline) / (mAP_oracle - mAP_baseline)``, against
+the honest (or old) oracle by :meth:`GapEnds.share` and against the
+same-head oracle by :meth:`GapEnds.head_share`.
+
+Every choice (the oracle, the same-head oracles, the best method of a
+setting) is made by the mean validation mAP of a row's runs
+(:func:`validation_map`); the test mAP is only reported.
 """
 import math
-from typing import Dict, NamedTuple, Optional, Sequence
+from typing import Dict, Mapping, NamedTuple, Optional, Sequence
 
 from mmlml.benchmark.sweep.settings import FULL_SETTING
 from mmlml.benchmark.training.trial_record import VAL_MAP
@@ -23,7 +36,8 @@ from mmlml.benchmark.training.trial_record import VAL_MAP
 Rows = Dict[str, dict]
 
 __all__ = [
-    'gap_closed', 'validation_map', 'best_on_validation', 'GapEnds', 'gap_ends'
+    'gap_closed', 'validation_map', 'best_on_validation', 'head_oracles',
+    'GapEnds', 'gap_ends', 'per_head_ends'
 ]
 
 
@@ -59,6 +73,23 @@ def best_on_validation(rows: Rows, exclude: Sequence = ()) -> Optional[str]:
     return best
 
 
+def head_oracles(full: Rows, heads: Mapping[str, str]) -> Dict[str, str]:
+    """``{head kind: name}``: per kind of ``heads`` (``{name: kind}``, in
+    their order of first appearance), the row of ``full`` (the setting
+    ``full``) with that head and the best :func:`validation_map`; a kind
+    without such a row is left out. A row that ``heads`` does not name
+    is no one's."""
+    found = {}
+    for kind in dict.fromkeys(heads.values()):
+        best = best_on_validation({
+            n: r
+            for n, r in full.items() if heads.get(n) == kind
+        })
+        if best is not None:
+            found[kind] = best
+    return found
+
+
 class GapEnds(NamedTuple):
     """The ends of the gap in one (mode, setting).
 
@@ -70,12 +101,19 @@ class GapEnds(NamedTuple):
         honest: Whether the oracle is the honest one.
         excluded: The rows that are no method of the setting (the
             baseline and the old oracle's name).
+        heads: ``{name: head kind}`` of the record's methods
+            (:func:`~.heads.record_heads`); None where the heads were not
+            given (no same-head share is reported then).
+        per_head: ``{head kind: GapEnds}``: the ends at each same-head
+            oracle (:func:`per_head_ends`); empty where there is none.
     """
     baseline: str
     oracle: str
     oracle_row: dict
     honest: bool
     excluded: tuple
+    heads: Optional[Dict[str, str]] = None
+    per_head: Optional[Dict[str, 'GapEnds']] = None
 
     @property
     def oracle_label(self) -> str:
@@ -83,26 +121,78 @@ class GapEnds(NamedTuple):
         return f'{"honest" if self.honest else "old"} oracle {self.oracle}'
 
     def share(self, row: dict, rows: Dict[str, dict]) -> float:
-        """The share of the gap that ``row`` of ``rows`` closes."""
+        """The share of the gap that ``row`` of ``rows`` closes,
+        ``(row mAP - baseline mAP) / (oracle mAP - baseline mAP)`` of the
+        test means (:func:`gap_closed`)."""
         return gap_closed(row['mAP'], rows[self.baseline]['mAP'],
                           self.oracle_row['mAP'])
 
+    def head_ends(self, name: str) -> Optional['GapEnds']:
+        """The ends of the gap of the method ``name`` at the same-head
+        oracle (the best on validation of the setting ``full`` among the
+        methods with its head); None where its head is unknown or no run
+        on all labels has it."""
+        kind = (self.heads or {}).get(name)
+        return (self.per_head or {}).get(kind) if kind else None
 
-def gap_ends(mode_results: Dict[str, Dict[str, dict]], setting: str,
-             baseline: str, oracle: str) -> Optional[GapEnds]:
+    def head_share(self, name: str, rows: Dict[str, dict]) -> float:
+        """The share of the gap to the same-head oracle that the row
+        ``name`` of ``rows`` closes, ``(mAP - baseline mAP) / (same-head
+        oracle mAP - baseline mAP)`` of the test means; NaN where there
+        is no same-head oracle (:meth:`head_ends`)."""
+        ends = self.head_ends(name)
+        return math.nan if ends is None else ends.share(rows[name], rows)
+
+
+def gap_ends(mode_results: Dict[str, Dict[str, dict]],
+             setting: str,
+             baseline: str,
+             oracle: str,
+             heads: Optional[Mapping[str, str]] = None) -> Optional[GapEnds]:
     """The ends of the gap of ``setting`` among ``mode_results``
     (``{setting: {name: row}}`` of one mode; see the module docstring):
     None where the setting has no ``baseline`` row, where it is ``full``
     itself, or where neither oracle is there. ``oracle`` names the old
-    oracle's row."""
+    oracle's row. With ``heads`` (``{name: head kind}``) the ends carry
+    the same-head oracles too (:func:`per_head_ends`)."""
     rows = mode_results.get(setting) or {}
     if setting == FULL_SETTING or baseline not in rows:
         return None
     excluded = (baseline, oracle)
     full = mode_results.get(FULL_SETTING) or {}
     honest = best_on_validation(full)
+    if heads is None:
+        per_head = None
+    else:
+        heads = dict(heads)
+        per_head = per_head_ends(mode_results, setting, baseline, oracle,
+                                 heads)
     if honest is not None:
-        return GapEnds(baseline, honest, full[honest], True, excluded)
+        return GapEnds(baseline, honest, full[honest], True, excluded, heads,
+                       per_head)
     if oracle in rows:
-        return GapEnds(baseline, oracle, rows[oracle], False, excluded)
+        return GapEnds(baseline, oracle, rows[oracle], False, excluded, heads,
+                       per_head)
     return None
+
+
+def per_head_ends(mode_results: Dict[str, Dict[str, dict]], setting: str,
+                  baseline: str, oracle: str,
+                  heads: Mapping[str, str]) -> Dict[str, GapEnds]:
+    """``{head kind: GapEnds}``: per kind of ``heads`` (``{name: head
+    kind}``), the ends of the gap of ``setting`` from ``baseline`` to the
+    **same-head oracle**, the best on validation of the setting ``full``
+    among the methods with that head (:func:`head_oracles`). A method's
+    same-head share is then ``(mAP - baseline mAP) / (same-head oracle
+    mAP - baseline mAP)`` of the test means. Empty where the setting has
+    no ``baseline`` row, is ``full`` itself, or the record has no setting
+    ``full``; a kind without a run on all labels is left out. ``oracle``
+    names the old oracle's row (no method of the setting)."""
+    rows = mode_results.get(setting) or {}
+    full = mode_results.get(FULL_SETTING) or {}
+    if setting == FULL_SETTING or baseline not in rows:
+        return {}
+    return {
+        kind: GapEnds(baseline, name, full[name], True, (baseline, oracle))
+        for kind, name in head_oracles(full, heads).items()
+    }

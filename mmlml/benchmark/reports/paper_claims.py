@@ -15,7 +15,8 @@ import math
 from typing import Dict, List, Optional, Sequence
 
 from mmlml.benchmark.reports.oracle import (GapEnds, best_on_validation,
-                                            gap_ends, validation_map)
+                                            gap_ends, head_oracles,
+                                            validation_map)
 from mmlml.benchmark.sweep.settings import FULL_SETTING
 
 __all__ = ['CLAIMS', 'verdict', 'claims_markdown', 'best_gap_share']
@@ -100,11 +101,51 @@ def best_gap_share(rows: Dict[str, dict],
     return name, ends.share(rows[name], rows)
 
 
-def _best_line(setting: str, rows: Dict[str, dict],
-               results: Dict[str, Dict[str, dict]], baseline: str,
-               oracle: str) -> Optional[str]:
+def _same_head_oracles(rows: Dict[str, dict],
+                       heads: Optional[Dict[str, str]]) -> str:
+    """The same-head oracles of the setting ``full`` (``rows``), as the
+    line of the honest oracle names them ('' without ``heads``)."""
+    if heads is None:
+        return ''
+    found = head_oracles(rows, heads)
+    if not found:
+        return ' Same-head oracles: none (no run here has a known head).'
+    return ' Same-head oracles (the best on validation per head): ' + \
+        '; '.join(f'{kind} head **{name}**, {_cell(rows[name])} test mAP'
+                  for kind, name in found.items()) + '.'
+
+
+def _same_head_share(name: str, rows: Dict[str, dict], ends: GapEnds,
+                     baseline: str) -> str:
+    """The share of the gap to ``name``'s same-head oracle, as the line
+    of the best method states it ('' where ``ends`` carry no heads)."""
+    if ends.heads is None:
+        return ''
+    same = ends.head_ends(name)
+    if same is not None:
+        return (f' It closes {ends.head_share(name, rows):.0%} of the '
+                f'{baseline} → same-head oracle {same.oracle} '
+                f'({_cell(same.oracle_row)}, {ends.heads[name]} head) gap.')
+    if not ends.per_head and not ends.honest:
+        why = 'the record has no setting full'
+    elif name not in ends.heads:
+        why = 'no config to read its head from'
+    else:
+        why = f'no run on all labels has its {ends.heads[name]} head'
+    return f' Same-head gap closed: n/a ({why}).'
+
+
+def _best_line(setting: str,
+               rows: Dict[str, dict],
+               results: Dict[str, Dict[str, dict]],
+               baseline: str,
+               oracle: str,
+               heads: Optional[Dict[str, str]] = None) -> Optional[str]:
     """The line of ``setting`` that names its best method on validation
-    (in the setting ``full``: the honest oracle), or None."""
+    (in the setting ``full``: the honest oracle, and with ``heads`` the
+    same-head oracles), or None. With ``heads`` (``{name: head kind}``)
+    it states the best method's share of the gap to its same-head oracle
+    too (:meth:`~.oracle.GapEnds.head_share`)."""
     if setting == FULL_SETTING:
         name = best_on_validation(rows)
         if name is None:
@@ -113,8 +154,8 @@ def _best_line(setting: str, rows: Dict[str, dict],
                 f'methods trained on all labels, mean val mAP '
                 f'{validation_map(rows[name]):.2f}): **{name}**, '
                 f'{_cell(rows[name])} test mAP; the other settings\' gap '
-                'closed ends here.\n')
-    ends = gap_ends(results, setting, baseline, oracle)
+                'closed ends here.' + _same_head_oracles(rows, heads) + '\n')
+    ends = gap_ends(results, setting, baseline, oracle, heads)
     best = best_gap_share(rows, baseline, oracle, ends)
     if ends is None or best is None:
         return None
@@ -125,23 +166,26 @@ def _best_line(setting: str, rows: Dict[str, dict],
             f'{validation_map(rows[name]):.2f}): **{name}**, '
             f'{_cell(rows[name])} test mAP, closes {share:.0%} of the '
             f'{baseline} ({_cell(rows[baseline])}) → {ends.oracle_label} '
-            f'({_cell(ends.oracle_row)}) gap.\n')
+            f'({_cell(ends.oracle_row)}) gap.' +
+            _same_head_share(name, rows, ends, baseline) + '\n')
 
 
 def claims_markdown(results: Dict[str, Dict[str, dict]],
                     titles: Dict[str, str],
                     baseline: str = 'an',
                     oracle: str = 'full_labels',
-                    claims: Sequence[tuple] = CLAIMS) -> str:
+                    claims: Sequence[tuple] = CLAIMS,
+                    heads: Optional[Dict[str, str]] = None) -> str:
     """Markdown: per setting of ``results`` (``{setting: {name:
     aggregate}}`` of one mode), the best method on validation of those
     run there and its share of the gap (:func:`~.oracle.gap_ends`: to the
-    honest oracle where ``results`` has the setting ``full``), then one
-    line per claim whose two configs were run in that setting."""
+    honest oracle where ``results`` has the setting ``full``; with
+    ``heads``, ``{name: head kind}``, also to its same-head oracle), then
+    one line per claim whose two configs were run in that setting."""
     lines: List[str] = []
     for setting, rows in results.items():
         lines.append(f'### {titles.get(setting, setting)}\n')
-        best = _best_line(setting, rows, results, baseline, oracle)
+        best = _best_line(setting, rows, results, baseline, oracle, heads)
         if best is not None:
             lines.append(best)
         lines.append('| claim (source) | better | worse | verdict |')

@@ -1,12 +1,15 @@
 """The reports of a benchmark sweep: the markdown tables of every mode
 and setting, the figure and the papers' claims (:mod:`.paper_claims`),
-written from the sweep's exported JSON alone (:func:`.record.export`):
-:func:`report_args` reads what they need from it. Matplotlib is imported
-by :func:`plot` only."""
+written from the sweep's exported JSON (:func:`.record.export`):
+:func:`report_args` reads what they need from it, and the head of each
+method from its config (:func:`.heads.record_heads`: the share of the gap
+to the same-head oracle, :mod:`.oracle`). Matplotlib is imported by
+:func:`plot` only."""
 import os
 import os.path as osp
 import types
 
+from mmlml.benchmark.reports.heads import record_heads
 from mmlml.benchmark.reports.oracle import gap_ends
 from mmlml.benchmark.reports.paper_claims import claims_markdown
 from mmlml.benchmark.reports.results import markdown_table, tuned_table
@@ -20,8 +23,10 @@ __all__ = ['report_args', 'report', 'plot', 'write_reports', 'claims_report']
 def report_args(data: dict, **outputs) -> types.SimpleNamespace:
     """What the reports of an exported sweep need: its configs, modes,
     settings, seeds, whether it tuned, the two ends of the gap, its
-    domain, and the files to write (``outputs`` replace the ones the JSON
-    names: ``markdown``, ``claims``, ``figure``, ``out``)."""
+    domain, the head of each method (``heads``, read from its config:
+    :func:`~.heads.record_heads`), and the files to write (``outputs``
+    replace the ones the JSON names: ``markdown``, ``claims``,
+    ``figure``, ``out``)."""
     sweep = data['sweep']
     rules = SearchRules.from_dict(sweep['rules'])
     files = dict(data.get('reports', {}))
@@ -35,6 +40,7 @@ def report_args(data: dict, **outputs) -> types.SimpleNamespace:
         baseline=sweep.get('baseline', 'an'),
         oracle=sweep.get('oracle', 'full_labels'),
         domain=sweep.get('domain'),
+        heads=record_heads(sweep['configs'], sweep.get('domain')),
         statistics=data.get('domain_statistics'),
         left_out=data.get('left_out', {}),
         labels_per_seed=bool(data.get('label_seed_per_training_seed')),
@@ -84,8 +90,11 @@ def _in_order(results: dict, args) -> dict:
 
 def report(results: dict, args) -> str:
     """The markdown tables of every mode and setting of ``args``; under
-    each, the configs of ``args.configs`` that have no row there yet."""
+    each, the configs of ``args.configs`` that have no row there yet.
+    With ``args.heads`` (:func:`report_args`), each table gives the
+    share of the gap to the same-head oracle too."""
     parts = []
+    heads = getattr(args, 'heads', None)
     names = [osp.splitext(osp.basename(c))[0] for c in args.configs]
     for mode in args.modes:
         for setting in args.settings:
@@ -98,7 +107,8 @@ def report(results: dict, args) -> str:
             if ordered:
                 table = tuned_table if args.tune else markdown_table
                 ends = gap_ends(
-                    results.get(mode, {}), setting, args.baseline, args.oracle)
+                    results.get(mode, {}), setting, args.baseline, args.oracle,
+                    heads)
                 parts.append(table(ordered, ends=ends) + '\n')
             left = getattr(args, 'left_out', {}).get(setting, [])
             if left:
@@ -202,6 +212,10 @@ def claims_report(results: dict, args) -> str:
                      'validation '
                      f'({_seeds(args.seeds, args.labels_per_seed)})\n')
         parts.append(
-            claims_markdown(by_setting, SETTING_TITLES, args.baseline,
-                            args.oracle))
+            claims_markdown(
+                by_setting,
+                SETTING_TITLES,
+                args.baseline,
+                args.oracle,
+                heads=getattr(args, 'heads', None)))
     return '\n'.join(parts)

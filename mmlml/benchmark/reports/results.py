@@ -1,8 +1,9 @@
 """Summaries of benchmark runs: the usual multi-label numbers of a test,
 their mean and spread over seeds, the share of the gap between the
-assume-negative baseline and the full-label oracle that a method closes,
-the markdown table of a comparison, and how two benchmarks (two domains)
-rank the same methods.
+assume-negative baseline and the full-label oracle that a method closes
+(and, where a record gives its methods' heads, of the gap to the
+same-head oracle: :mod:`.oracle`), the markdown table of a comparison,
+and how two benchmarks (two domains) rank the same methods.
 
 Used by ``tools/demo.py`` (one config or a few) and ``tools/benchmark.py``
 (methods x settings x seeds).
@@ -19,8 +20,8 @@ from mmlml.benchmark.training.trial_record import COLUMNS, VAL_MAP
 
 __all__ = [
     'COLUMNS', 'aggregate', 'tuned_table', 'summarise_tuning', 'gap_closed',
-    'table_ends', 'ends_header', 'markdown_table', 'rank_correlation',
-    'rank_correlation_p_value', 'domains_table'
+    'table_ends', 'ends_header', 'head_header', 'heads_note', 'markdown_table',
+    'rank_correlation', 'rank_correlation_p_value', 'domains_table'
 ]
 
 
@@ -66,6 +67,90 @@ def ends_header(ends: GapEnds,
             'gap closed')
 
 
+def head_header(ends: GapEnds, names: Optional[Dict[str, str]] = None) -> str:
+    """The header of a table's same-head gap column."""
+    names = names or {}
+    return (f'{names.get(ends.baseline, ends.baseline)} → same-head oracle '
+            'gap closed')
+
+
+def _percent(share: float) -> str:
+    return 'n/a' if math.isnan(share) else f'{share:+.0%}'
+
+
+def _test_map(row: dict) -> str:
+    if len(row.get('runs', ())) > 1:
+        return f'{row["mAP"]:.2f} ± {row["std"]["mAP"]:.2f}'
+    return f'{row["mAP"]:.2f}'
+
+
+def _gap_cells(ends: Optional[GapEnds], name: str,
+               results: Dict[str, dict]) -> List[str]:
+    """The gap columns of the row ``name``: its share of the gap, and of
+    the gap to its same-head oracle where ``ends`` carry the heads."""
+    if ends is None:
+        return []
+    cells = [_percent(ends.share(results[name], results))]
+    if ends.heads is not None:
+        cells.append(_percent(ends.head_share(name, results)))
+    return cells
+
+
+def heads_note(ends: GapEnds,
+               results: Dict[str, dict],
+               names: Optional[Dict[str, str]] = None) -> str:
+    """The note under a table with a same-head column: each kind of head
+    among the rows, its methods and its same-head oracle (the best on
+    validation of the runs on all labels with that head) with its test
+    mAP; n/a, and why, where there is none (no setting ``full``, no run
+    on all labels with that head, or a method whose head is unknown)."""
+    names = names or {}
+    heads = ends.heads or {}
+    per_head = ends.per_head or {}
+    baseline = names.get(ends.baseline, ends.baseline)
+    if not per_head and not ends.honest:
+        return ('Same-head gap closed: n/a, this record has no setting '
+                '`full` (no method trained on all labels), so no same-head '
+                'oracle.')
+    members: Dict[str, List[str]] = {}
+    unknown = []
+    for name in results:
+        if name in heads:
+            members.setdefault(heads[name], []).append(names.get(name, name))
+        else:
+            unknown.append(names.get(name, name))
+    most = max(members, key=lambda kind: len(members[kind]), default=None)
+    parts = [
+        'Same-head oracle: the best on validation of the runs on all '
+        'labels (`full`) with the method\'s head; same-head gap closed = '
+        f'(mAP − mAP of {baseline}) / (mAP of the same-head oracle − mAP of '
+        f'{baseline}), test means.'
+    ]
+    for kind in dict.fromkeys(heads.values()):
+        if kind not in members:
+            continue
+        if kind == most:
+            others = [n for k, v in members.items() if k != kind
+                      for n in v] + unknown
+            who = 'all but ' + ', '.join(others) if others else 'every method'
+        else:
+            who = ', '.join(members[kind])
+        same = per_head.get(kind)
+        if same is None:
+            parts.append(f'{kind.capitalize()} head ({who}): n/a, no run on '
+                         'all labels with this head.')
+            continue
+        honest = ' (also the honest oracle)' if ends.honest and \
+            same.oracle == ends.oracle else ''
+        parts.append(f'{kind.capitalize()} head ({who}): '
+                     f'**{names.get(same.oracle, same.oracle)}**, '
+                     f'{_test_map(same.oracle_row)} test mAP{honest}.')
+    if unknown:
+        parts.append(f'No config to read the head of {", ".join(unknown)} '
+                     'from: n/a.')
+    return ' '.join(parts)
+
+
 def markdown_table(results: Dict[str, dict],
                    baseline: Optional[str] = None,
                    oracle: Optional[str] = None,
@@ -77,8 +162,11 @@ def markdown_table(results: Dict[str, dict],
     when every row has a single run) and, with a ``baseline`` and an
     ``oracle`` among the results (or the ``ends`` of a record's setting,
     :func:`~.oracle.gap_ends`), the share of the mAP gap between them that
-    each row closes (:func:`gap_closed`, in percent). ``names`` maps result
-    names to the displayed ones."""
+    each row closes (:func:`gap_closed`, in percent). Where ``ends`` carry
+    the methods' heads, also each row's share of the gap to its same-head
+    oracle (:meth:`~.oracle.GapEnds.head_share`), with a note naming the
+    same-head oracles (:func:`heads_note`). ``names`` maps result names to
+    the displayed ones."""
     names = names or {}
     show_std = any(len(row.get('runs', ())) > 1 for row in results.values())
     given = ends is not None
@@ -86,6 +174,8 @@ def markdown_table(results: Dict[str, dict],
     header = ['method'] + [f'test {c}' for c in columns]
     if ends is not None:
         header.append(ends_header(ends, names, given))
+        if ends.heads is not None:
+            header.append(head_header(ends, names))
     lines = [
         '| ' + ' | '.join(header) + ' |',
         '|' + '|'.join([':---'] + ['---:'] * (len(header) - 1)) + '|'
@@ -97,10 +187,10 @@ def markdown_table(results: Dict[str, dict],
             if show_std:
                 cell += f' ± {row["std"][key]:.2f}'
             cells.append(cell)
-        if ends is not None:
-            share = ends.share(row, results)
-            cells.append('n/a' if math.isnan(share) else f'{share:+.0%}')
+        cells += _gap_cells(ends, name, results)
         lines.append('| ' + ' | '.join(cells) + ' |')
+    if ends is not None and ends.heads is not None:
+        lines += ['', heads_note(ends, results, names)]
     return '\n'.join(lines)
 
 
@@ -252,8 +342,12 @@ def tuned_table(results: Dict[str, dict],
     in the given order): the chosen point, its validation mAP (first seed),
     the test mAP, CF1 and OF1 over the seeds (mean ± std), the share of the
     tuned baseline -> oracle gap closed (or of the ``ends`` of a record's
-    setting, :func:`~.oracle.gap_ends`), and the test mAP of the config's
-    own recipe (first seed; blank when the grid did not contain it)."""
+    setting, :func:`~.oracle.gap_ends`), where those carry the methods'
+    heads the share of the gap to the same-head oracle
+    (:meth:`~.oracle.GapEnds.head_share`, the oracles named in a note
+    under the table: :func:`heads_note`), and the test mAP of the
+    config's own recipe (first seed; blank when the grid did not contain
+    it)."""
     given = ends is not None
     ends = table_ends(results, baseline, oracle, ends)
     header = [
@@ -262,6 +356,8 @@ def tuned_table(results: Dict[str, dict],
     ]
     if ends is not None:
         header.append(ends_header(ends, given=given))
+        if ends.heads is not None:
+            header.append(head_header(ends))
     header.append('own recipe test mAP')
     lines = [
         '| ' + ' | '.join(header) + ' |',
@@ -283,12 +379,12 @@ def tuned_table(results: Dict[str, dict],
         for key in ('mAP', 'CF1 (paper)', 'OF1'):
             cells.append(f'{row[key]:.2f} ± {row["std"][key]:.2f}' if n >
                          1 else f'{row[key]:.2f}')
-        if ends is not None:
-            share = ends.share(row, results)
-            cells.append('n/a' if math.isnan(share) else f'{share:+.0%}')
+        cells += _gap_cells(ends, name, results)
         own = tuning.get('own recipe')
         cells.append(f'{own["mAP"]:.2f}' if own else '')
         lines.append('| ' + ' | '.join(cells) + ' |')
+    if ends is not None and ends.heads is not None:
+        lines += ['', heads_note(ends, results)]
     return '\n'.join(lines)
 
 
