@@ -52,7 +52,7 @@ import shlex
 import signal
 import subprocess
 import sys
-from typing import Optional
+from typing import List, Optional
 
 from mmengine.config import Config
 
@@ -60,6 +60,7 @@ from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
                                  add_worker_arguments, interrupted, pruning,
                                  run_workers, search_rules, stopped)
 from mmlml.benchmark.reports import docs_check
+from mmlml.benchmark.reports.prose_check import check_prose, fix_quotes
 from mmlml.benchmark.reports.record import (check_ledger,
                                             definition_from_ledger, export,
                                             import_ledger, read_json)
@@ -178,7 +179,16 @@ def parse_args(argv=None):
         '--check-docs',
         action='store_true',
         help='regenerate every benchmark file of docs/results/ into a '
-        'temporary folder and fail on any difference')
+        'temporary folder and fail on any difference, and on a number, '
+        'share or method name of the benchmark pages that its marker\'s '
+        'record does not make')
+    parser.add_argument(
+        '--fix-prose',
+        action='store_true',
+        help='with --check-docs: first rewrite each marked number, '
+        'percentage and method name of the benchmark pages to what its '
+        'record gives now, print each change, then check (an ordered list '
+        'out of order is reported, never reordered; reread the wording)')
     parser.add_argument(
         '--rerun',
         type=int,
@@ -196,6 +206,8 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     if args.rerun < 0 or args.rerun and not args.check_docs:
         parser.error('--rerun N (N >= 0) goes with --check-docs')
+    if args.fix_prose and not args.check_docs:
+        parser.error('--fix-prose goes with --check-docs')
     if args.check_docs or args.report_only:
         return args
     if args.replay_unpruned < 0 or args.replay_unpruned and args.no_prune:
@@ -425,6 +437,22 @@ def write_json(path: str, data: dict) -> None:
     os.replace(tmp, path)
 
 
+def check_all(root: str,
+              rerun: int = 0,
+              rerun_seed: Optional[int] = None) -> List[str]:
+    """The problems that ``--check-docs`` reports for the checkout at
+    ``root``: its benchmark files against their records
+    (:func:`~mmlml.benchmark.reports.docs_check.check_docs`), the quotes
+    of the benchmark pages against theirs (:func:`check_prose`) and, with
+    ``rerun``, that many recorded runs trained again."""
+    problems = docs_check.check_docs(root) + check_prose(root)
+    if rerun:
+        from mmlml.benchmark.reports.record_rerun import rerun_records
+        problems += rerun_records(
+            docs_check.record_files(root), root, rerun, rerun_seed)
+    return problems
+
+
 def main(argv=None):
     """Run the command line ``argv``. A mistake of the command line or of
     its files (an output over an input or over an existing file, a corrupt
@@ -433,17 +461,16 @@ def main(argv=None):
     args = parse_args(argv)
     check_checkout(__file__)  # its configs/ and tools/demo.py
     if args.check_docs:
-        problems = docs_check.check_docs(ROOT)
-        if args.rerun:
-            from mmlml.benchmark.reports.record_rerun import rerun_records
-            problems += rerun_records(
-                docs_check.record_files(ROOT), ROOT, args.rerun,
-                args.rerun_seed)
+        if args.fix_prose:
+            for change in fix_quotes(ROOT):
+                print(f'[fix-prose] {change}')
+        problems = check_all(ROOT, args.rerun, args.rerun_seed)
         for problem in problems:
             print(f'[check-docs] {problem}', file=sys.stderr)
         if problems:
             raise SystemExit(1)
-        print('[check-docs] every benchmark file matches its record')
+        print('[check-docs] every benchmark file and every marked quote '
+              'matches its record')
         return None
     if args.report_only:
         if not args.out:

@@ -5,7 +5,9 @@ and is what that record makes. Edits that ``--check-docs``'s quote check
 lets through (a number swapped for another of the same record, a share
 of the gap, a method name, a pruning count) fail here, on a copy of the
 docs."""
+import importlib.util
 import json
+import os
 import os.path as osp
 import re
 import shutil
@@ -13,8 +15,9 @@ import shutil
 import pytest
 from conftest import ROOT
 
+from mmlml.benchmark.reports import docs_check
 from mmlml.benchmark.reports.prose_check import (COVERED, PROSE_FILES,
-                                                 check_prose)
+                                                 check_prose, fix_prose)
 
 README = 'README.md'
 WHICH = osp.join('docs', 'which_method.md')
@@ -243,3 +246,115 @@ def test_the_quotes_of_a_small_page(tmp_path):
     assert problems[3].startswith('page.md:4: a marker that starts a line '
                                   '(or a list item)')
     assert len(problems) == 4
+
+
+def _read(root, page: str) -> str:
+    with open(osp.join(root, page), encoding='utf-8') as f:
+        return f.read()
+
+
+def test_fix_prose_rewrites_what_the_records_give(checkout):
+    """A marked number, percentage and name edited: fix_prose puts back
+    what the record gives, names each change, and the check passes; a
+    page without a change is not written again."""
+    os.chmod(checkout / WHICH, 0o640)
+    before = {page: _read(checkout, page) for page in PROSE_FILES}
+    an = _edit(checkout, WHICH, 'heldout sp an test -->41.34 ± 1.33',
+               'heldout sp an test -->42.34 ± 1.33')
+    share = _edit(checkout, WHICH,
+                  'test share -->50.59 ± 1.04, 33% of the gap',
+                  'test share -->50.59 ± 1.04, 53% of the gap')
+    name = _edit(checkout, README, 'best name test -->EM, 50.59',
+                 'best name test -->GR, 50.59')
+    benchmark = os.stat(checkout / BENCHMARK)
+    assert fix_prose(str(checkout)) == [
+        f'{README}:{name}: GR -> EM',
+        f'{WHICH}:{an}: 42.34 ± 1.33 -> 41.34 ± 1.33',
+        f'{WHICH}:{share}: 53% -> 33%',
+    ]
+    assert {page: _read(checkout, page) for page in PROSE_FILES} == before
+    assert check_prose(str(checkout)) == []
+    # Written atomically where changed, its mode kept; the rest untouched.
+    assert os.stat(checkout / WHICH).st_mode & 0o777 == 0o640
+    assert os.stat(checkout / BENCHMARK).st_ino == benchmark.st_ino
+    assert not [n for n in os.listdir(checkout / 'docs') if '.tmp' in n]
+    inode = os.stat(checkout / WHICH).st_ino
+    assert fix_prose(str(checkout)) == []
+    assert os.stat(checkout / WHICH).st_ino == inode
+
+
+def test_fix_prose_follows_a_regenerated_record(checkout):
+    """A record regenerated (AN one point higher): every quote of AN, of
+    the gap's shares and of the gains over AN follows; an ordered list
+    it leaves out of order is reported, not reordered."""
+    root, path = str(checkout), checkout / HELDOUT
+    data = json.loads(path.read_text())
+    rows = data['results']['linear']['single_positive']
+    rows['an']['mAP'] += 1
+    path.write_text(json.dumps(data))
+    changes = [re.sub(r':\d+:', ':', c, count=1) for c in fix_prose(root)]
+    for change in ('41.34 ± 1.33 -> 42.34 ± 1.33', '33% -> 31%',
+                   '0.9 to 3.1 -> -0.1 to 2.1'):
+        assert f'{WHICH}: {change}' in changes, changes
+    assert check_prose(root) == []
+    # The range kept its line break.
+    assert '-->-0.1\nto 2.1 (the large-loss' in _read(checkout, WHICH)
+    # The best method on validation changes: its name and numbers follow,
+    # and the list that no longer reads in the order of validation is left
+    # as it was, and reported.
+    for run in rows['em_apl']['runs']:
+        run['val mAP'] += 2
+    path.write_text(json.dumps(data))
+    lines = fix_prose(root)
+    assert any(
+        re.fullmatch(re.escape(WHICH) + r':\d+: EM -> EM \+ APL', line)
+        for line in lines), lines
+    left = [line for line in lines if ' -> ' not in line]
+    assert left and all('leaves out em' in line for line in left), left
+    assert check_prose(root) == left
+
+
+def test_fix_prose_leaves_what_it_cannot_read(checkout):
+    """A text of another kind (a name cut short to no name) is reported
+    and left as it is."""
+    line = _edit(checkout, README, 'r0.5 best name share -->BoostLU + LL-R',
+                 'r0.5 best name share -->BoostLU')
+    edited = _read(checkout, README)
+    problems = fix_prose(str(checkout))
+    assert len(problems) == 1 and problems[0].startswith(
+        f"{README}:{line}: <!-- q heldout r0.5 best name share --> expects "
+        "'BoostLU + LL-R'"), problems
+    assert _read(checkout, README) == edited
+
+
+@pytest.fixture(scope='module')
+def benchmark_tool():
+    path = osp.join(ROOT, 'tools', 'benchmark.py')
+    spec = importlib.util.spec_from_file_location('benchmark_prose', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_check_docs_reports_the_prose(checkout, benchmark_tool, monkeypatch,
+                                      capsys):
+    """``--check-docs`` reports the prose check's problems with the
+    others (the regeneration of the files stubbed out here); with
+    ``--fix-prose`` it fixes the quotes first and prints each change."""
+    monkeypatch.setattr(docs_check, 'check_docs', lambda root: [])
+    assert benchmark_tool.check_all(str(checkout)) == []
+    line = _edit(checkout, WHICH, 'heldout sp an test -->41.34 ± 1.33',
+                 'heldout sp an test -->42.34 ± 1.33')
+    problems = benchmark_tool.check_all(str(checkout))
+    assert problems == check_prose(str(checkout)) and len(problems) == 1
+    monkeypatch.setattr(benchmark_tool, 'ROOT', str(checkout))
+    with pytest.raises(SystemExit) as stop:
+        benchmark_tool.main(['--check-docs'])
+    assert stop.value.code == 1
+    assert f'[check-docs] {problems[0]}' in capsys.readouterr().err
+    benchmark_tool.main(['--check-docs', '--fix-prose'])
+    out = capsys.readouterr().out
+    assert f'[fix-prose] {WHICH}:{line}: 42.34 ± 1.33 -> 41.34 ± 1.33' in out
+    assert 'every benchmark file and every marked quote matches' in out
+    with pytest.raises(SystemExit):
+        benchmark_tool.parse_args(['--fix-prose'])

@@ -11,11 +11,11 @@ invisible marker, an HTML comment right before the quoted text::
     the best method on validation, <!-- q heldout sp best name test -->EM,
     50.59 ± 1.04: a third (<!-- q heldout sp best share -->33%) of the gap
 
-The records are read here as JSON (the standard library only); what is
-derived from them (the best method on validation, the honest oracle, the
-share of the gap) is computed as ``mmlml/benchmark/reports/oracle.py``,
-``paper_claims.py`` and ``results.py`` compute it for the tables and
-claims, and printed as they print it.
+and ``--check-docs`` reports every problem of :func:`check_prose` too.
+What each field quotes is computed by :mod:`.prose_values` (from the
+records, by ``oracle.py`` and ``paper_claims.py`` as the tables and
+claims compute it, and printed as they print it); the pages are read and
+the quoted texts found by :mod:`.prose_markup`.
 
 **A quote** is ``<!-- q RECORD [MODE] [SETTING] [CONFIG] FIELD... -->``:
 
@@ -96,99 +96,34 @@ edited there unmarked. Integers and numbers of one decimal are checked
 where they are marked (runs, minutes, gains, ranges), not required to
 be; numbers in words ("nine configs") and the verdicts in words ("level
 with", "within noise") are not read.
+
+**Fixing.** When a record is regenerated, :func:`fix_prose`
+(``tools/benchmark.py --check-docs --fix-prose``) rewrites each marked
+text that differs from what its record now gives, where what stands
+there is a text of the same kind (a number, ``mean ± std``, a range, a
+percentage, a method's name), and names each change; it reorders no
+list and writes no unmarked number: those, and the markers that name
+nothing, stay problems for a human, as does the wording around a
+changed number.
 """
-import json
-import math
 import os.path as osp
-import re
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from mmlml.benchmark.reports import prose_markup as markup
+from mmlml.benchmark.reports.oracle import validation_map
+from mmlml.benchmark.reports.prose_markup import (NAMES, Edit, MarkerError,
+                                                  Quote, line_of)
+from mmlml.benchmark.reports.prose_values import (COMPARISONS, RECORDS,
+                                                  SETTINGS, Sources)
 
 __all__ = [
     'PROSE_FILES', 'RECORDS', 'COMPARISONS', 'NAMES', 'COVERED', 'NOT_COVERED',
-    'check_prose'
+    'check_prose', 'fix_quotes', 'fix_prose'
 ]
 
 #: The guides whose quotes are checked.
 PROSE_FILES = ('README.md', osp.join('docs', 'which_method.md'),
                osp.join('docs', 'benchmark.md'))
-
-#: Where the records are, relative to the checkout.
-_RESULTS = osp.join('docs', 'results')
-
-#: A marker's record alias -> the record (JSON) under ``docs/results``.
-RECORDS = {
-    'heldout': 'benchmark_photo_heldout.json',
-    'heldout_ft': 'benchmark_photo_heldout_finetune.json',
-    'disjoint': 'benchmark_photo_heldout_disjoint.json',
-    'combined': 'benchmark_photo_heldout_combined.json',
-    'photo': 'benchmark_photo.json',
-    'photo_ft': 'benchmark_photo_finetune.json',
-    'synthetic': 'benchmark_synthetic.json',
-    'observed_val': 'benchmark_synthetic_observed_val.json',
-    'digits': 'benchmark_digits.json',
-    'fixed': 'benchmark.json',
-}
-
-#: A marker's comparison alias -> the comparison (markdown, made from
-#: records by ``tools/analysis/compare_benchmarks.py`` and checked
-#: against them by ``--check-docs``).
-COMPARISONS = {
-    'domains': 'benchmark_domains.md',
-    'domains_photo': 'benchmark_domains_photo.md',
-    'domains_photo_r08': 'benchmark_domains_photo_r08.md',
-    'domains_photo_r05': 'benchmark_domains_photo_r05.md',
-    'domains_photo_ft': 'benchmark_domains_photo_finetune.md',
-}
-
-#: A marker's setting -> the record's.
-_SETTINGS = {
-    'sp': 'single_positive',
-    'single_positive': 'single_positive',
-    'r0.8': 'r0.8',
-    'r0.5': 'r0.5',
-    'full': 'full',
-}
-
-_FULL = 'full'
-
-#: Config -> the names the guides give it (the first is the usual one).
-NAMES: Dict[str, Tuple[str, ...]] = {
-    'an': ('AN', ),
-    'an_mmlml': ('AN-mmlml', ),
-    'an_ls': ('AN-LS', ),
-    'asl': ('ASL', ),
-    'boostlu_an': ('BoostLU on AN', ),
-    'boostlu_em': ('BoostLU + EM', ),
-    'boostlu_ll_r': ('BoostLU + LL-R', ),
-    'crisp': ('CRISP', ),
-    'em': ('EM', ),
-    'em_apl': ('EM + APL', ),
-    'entmin': ('EntMin', ),
-    'epr': ('EPR', ),
-    'focal': ('focal loss', ),
-    'focal_margin': ('focal margin', ),
-    'full_labels': ('full labels', 'plain BCE'),
-    'gpr': ('GPR', ),
-    'gr': ('GR', ),
-    'high_rank': ('high-rank regularisation', ),
-    'hill': ('Hill', ),
-    'lasd': ('LASD', ),
-    'lasd_cr': ('LASD + consistency', ),
-    'll_cp': ('LL-Cp', ),
-    'll_ct': ('LL-Ct', ),
-    'll_r': ('LL-R', ),
-    'mse_neg': ('MSE on negatives', ),
-    'n_ls': ('N-LS', ),
-    'opml': ('OPML', ),
-    'opml_sp': ('OPML-SP', ),
-    'pseudo_label': ('pseudo-labelling', ),
-    'role': ('ROLE', ),
-    'splc': ('SPLC', ),
-    'vlpl': ('VLPL', ),
-    'vlpl_em': ("VLPL on EM's scores", ),
-    'wan': ('WAN', ),
-    'zlpr': ('ZLPR', ),
-}
 
 #: Configs that are one method (equal to the last digit): an ordered
 #: list names each once.
@@ -211,491 +146,39 @@ NOT_COVERED: Dict[str, Tuple[str, ...]] = {
      'not yet benchmarked', ),
 }
 
-_VAL_MAP = 'val mAP'
-_LR_KEY = 'optim_wrapper.optimizer.lr'
-_EPOCHS_KEY = 'train_cfg.max_epochs'
-
-_MARKER = re.compile(r'<!--\s*(q|order|/order)\b(.*?)-->', re.S)
-_COMMENT = re.compile(r'<!--.*?-->', re.S)
-_EXEMPT = re.compile(r'<!--\s*not from a record:(.*?)-->', re.S)
-_FENCE_LINE = re.compile(r'^\s*(```|~~~)')
-_HEADING = re.compile(r'#{1,6} ')
-_ITEM = re.compile(r'\s*(?:[-*+]|\d+\.)\s')
-#: What may stand before a marker that starts a block of markdown: a
-#: line's indent, list item and quote markers.
-_BLOCK_START = re.compile(r'\s*(?:(?:[-*+]|\d+[.)])\s+|>\s*)*')
-_INLINE_CODE = re.compile(r'`(?:[^`\n]|\n(?!\s*\n))*`')
-#: What must be a marked quote in a covered section: two decimals, or a
-#: percentage.
-_QUOTABLE = re.compile(r'(?<![\w.])(?:\d+(?:\.\d+)?%|\d+\.\d\d(?![\d%]))')
-_FIRST_GLUE = re.compile(r'[\s*_]*')
-_GLUE = re.compile(r'[\s(),;:/*_]*')
-_CORRELATION = re.compile(r'Rank correlation \(Spearman\) of the (\d+) '
-                          r'methods.*: (\S+) \(two-sided p = ([^)]+)\)\.')
-
-_ROW_FIELDS = ('name', 'test', 'mean', 'std', 'val', 'val0', 'own', 'CF1',
-               'OF1', 'share', 'gain', 'lr', 'epochs', 'replay_pruned',
-               'replay_unpruned', 'replay_pruned_lr', 'replay_unpruned_lr')
-_SETTING_FIELDS = ('hidden', 'methods')
-_RECORD_FIELDS = ('runs', 'pruned', 'minutes', 'pruned_minutes', 'to_the_end',
-                  'unpruned_minutes', 'pruning_share', 'pruning_saved',
-                  'replays', 'replays_same')
-_COMPARISON_FIELDS = ('rho', 'p', 'methods')
-_STATISTICS = {
-    'classes': ('classes', '{:d}'),
-    'train_images': ('train_images', '{:d}'),
-    'labels_per_image': ('labels_per_image', '{:.2f}'),
-    'prior_min': (('class_prior_range', 0), '{:.1%}'),
-    'prior_max': (('class_prior_range', 1), '{:.1%}'),
-    'test_photographs_seen': ('test_photographs_seen_in_training', '{:.1%}'),
-    'val_photographs_seen': ('val_photographs_seen_in_training', '{:.1%}'),
-    'test_backgrounds_seen': ('test_backgrounds_seen_in_training', '{:.1%}'),
-    'val_backgrounds_seen': ('val_backgrounds_seen_in_training', '{:.1%}'),
-}
-
-#: A setting's rows: config -> row (its runs, their means and spreads).
-_Rows = Dict[str, dict]
-
-#: A value and how it is printed (a format, or None for a text).
-_Value = Tuple[Union[float, int, str], Optional[str]]
+#: An ordered list being read: where it starts, its marker's tokens and
+#: the quotes in it so far.
+_Order = Tuple[int, List[str], List[Quote]]
 
 
-class MarkerError(ValueError):
-    """A marker that names nothing of its record."""
-
-
-class _Quote(NamedTuple):
-    """A parsed ``q`` marker: where it ends, its record, mode, setting
-    and configs (resolved), the texts it expects (the alternatives of
-    each field) and whether it quotes a name (a member of a list)."""
-    end: int
-    record: str
-    mode: Optional[str]
-    setting: Optional[str]
-    configs: Tuple[str, ...]
-    expected: List[Tuple[str, ...]]
-    named: bool
-
-
-def _validation_map(row: dict) -> float:
-    """The mean validation mAP of a row's runs (NaN without one)."""
-    values = [
-        run[_VAL_MAP] for run in row.get('runs', ())
-        if isinstance(run.get(_VAL_MAP), (int, float))
-    ]
-    return sum(values) / len(values) if values else math.nan
-
-
-def _best_on_validation(rows: _Rows, exclude: tuple = ()) -> Optional[str]:
-    """The row (none of ``exclude``) with the best mean validation mAP,
-    the first of equals."""
-    best, best_value = None, -math.inf
-    for name, row in rows.items():
-        value = _validation_map(row)
-        if name not in exclude and not math.isnan(value) and \
-                value > best_value:
-            best, best_value = name, value
-    return best
-
-
-class _Record:
-    """A sweep record as the markers read it."""
-
-    def __init__(self, alias: str, data: dict):
-        self.alias = alias
-        self.data = data
-        self.results: Dict[str, Dict[str, _Rows]] = data.get('results', {})
-        sweep = data.get('sweep', {})
-        self.baseline = sweep.get('baseline') or 'an'
-        self.old_oracle = sweep.get('oracle') or 'full_labels'
-
-    def mode(self, mode: Optional[str]) -> str:
-        if mode is not None:
-            return mode
-        if len(self.results) != 1:
-            raise MarkerError(f'{self.alias} has the modes '
-                              f'{sorted(self.results)}: name one')
-        return next(iter(self.results))
-
-    def rows(self, mode: str, setting: str) -> Dict[str, dict]:
-        rows = self.results.get(mode, {}).get(setting)
-        if not rows:
-            raise MarkerError(f'{self.alias} has no setting {setting} in '
-                              f'mode {mode}')
-        return rows
-
-    def oracle(self, mode: str, setting: Optional[str]) -> Tuple[str, str]:
-        """``(setting, config)`` of the high end of ``setting``'s gap:
-        the honest oracle where the record has ``full``, else its old
-        oracle in ``setting``."""
-        full = self.results.get(mode, {}).get(_FULL)
-        if full:
-            best = _best_on_validation(full)
-            if best is not None:
-                return _FULL, best
-        if setting is None or setting == _FULL:
-            raise MarkerError(f'{self.alias} has no honest oracle: name '
-                              'the setting of the old one')
-        return setting, self.old_oracle
-
-    def best(self, mode: str, setting: str) -> str:
-        """The best method of ``setting`` on validation (neither end of
-        the gap; in ``full``, the honest oracle)."""
-        rows = self.rows(mode, setting)
-        exclude = () if setting == _FULL else (self.baseline, self.old_oracle)
-        best = _best_on_validation(rows, exclude)
-        if best is None:
-            raise MarkerError(f'{self.alias} {setting}: no row has a '
-                              'validation mAP')
-        return best
-
-    def row(self, mode: str, setting: str, config: str) -> dict:
-        rows = self.rows(mode, setting)
-        if config not in rows:
-            raise MarkerError(f'{self.alias} {setting} has no row {config}')
-        return rows[config]
-
-
-def _format(value: _Value, digits: Optional[int]) -> str:
-    """A value as the guides print it; ``digits`` replaces the
-    format's decimals."""
-    number, spec = value
-    if spec is None:
-        return str(number)
-    if digits is not None:
-        spec = re.sub(r'\.\d+', f'.{digits}', spec)
-        if 'd' in spec:
-            spec = spec.replace('d', f'.{digits}f')
-    return spec.format(number)
-
-
-def _chosen(row: dict, key: str):
-    chosen = (row.get('tuning') or {}).get('chosen') or {}
-    if key not in chosen:
-        raise MarkerError(f'the row has no chosen {key}')
-    return chosen[key]
-
-
-class _Checker:
+class _Checker(Sources):
     """Reads the records once and checks the pages of one checkout."""
 
-    def __init__(self, root: str):
-        self.root = root
-        self.records: Dict[str, Union[_Record, MarkerError]] = {}
-        self.comparisons: Dict[str, Union[List[Tuple[str, str, str]],
-                                          MarkerError]] = {}
-
-    # The sources -------------------------------------------------------
-
-    def record(self, alias: str) -> _Record:
-        if alias not in self.records:
-            path = osp.join(self.root, _RESULTS, RECORDS[alias])
-            try:
-                with open(path, encoding='utf-8') as f:
-                    self.records[alias] = _Record(alias, json.load(f))
-            except (OSError, ValueError) as error:
-                self.records[alias] = MarkerError(
-                    f'{osp.join(_RESULTS, RECORDS[alias])} unreadable '
-                    f'({error})')
-        found = self.records[alias]
-        if isinstance(found, MarkerError):
-            raise found
-        return found
-
-    def correlations(self, alias: str) -> List[Tuple[str, str, str]]:
-        """``(methods, rho, p)`` of each rank-correlation line of the
-        comparison ``alias``, as printed."""
-        if alias not in self.comparisons:
-            rel = osp.join(_RESULTS, COMPARISONS[alias])
-            try:
-                with open(osp.join(self.root, rel), encoding='utf-8') as f:
-                    lines = _CORRELATION.findall(f.read())
-                self.comparisons[alias] = [tuple(x) for x in lines]
-            except OSError as error:
-                self.comparisons[alias] = MarkerError(
-                    f'{rel} unreadable ({error})')
-        found = self.comparisons[alias]
-        if isinstance(found, MarkerError):
-            raise found
-        return found
-
-    # A marker ----------------------------------------------------------
-
-    def parse(self, spec: str, end: int) -> _Quote:
-        """The quote that the marker text ``spec`` (after ``q``) names,
-        with the texts it expects."""
-        tokens = spec.split()
-        if not tokens:
-            raise MarkerError('an empty marker')
-        alias, rest = tokens[0], tokens[1:]
-        if alias in COMPARISONS:
-            return self._parse_comparison(alias, rest, end)
-        if alias not in RECORDS:
-            raise MarkerError(f'no record or comparison {alias!r} (known: '
-                              f'{", ".join(sorted(RECORDS))}; '
-                              f'{", ".join(sorted(COMPARISONS))})')
-        record = self.record(alias)
-        mode = None
-        if rest and rest[0] in record.results:
-            mode, rest = rest[0], rest[1:]
-        mode = record.mode(mode)
-        setting = None
-        if rest and rest[0] in _SETTINGS:
-            setting, rest = _SETTINGS[rest[0]], rest[1:]
-        configs: Tuple[str, ...] = ()
-        if rest and _field_name(rest[0]) not in _ROW_FIELDS + \
-                _SETTING_FIELDS + _RECORD_FIELDS and \
-                not rest[0].startswith('stat.'):
-            config_setting = setting
-            names = []
-            for name in rest[0].split(','):
-                if name == 'best':
-                    if setting is None:
-                        raise MarkerError('best needs a setting')
-                    name = record.best(mode, setting)
-                elif name == 'oracle':
-                    config_setting, name = record.oracle(mode, setting)
-                elif setting is None:
-                    raise MarkerError(f'{name} needs a setting')
-                names.append(name)
-            rest = rest[1:]
-            for name in names:
-                record.row(mode, config_setting or '', name)
-            configs = tuple(names)
-            setting = config_setting
-        if not rest:
-            raise MarkerError('no field to quote')
-        expected = [
-            self._field(record, mode, setting, configs, field)
-            for field in rest
-        ]
-        named = any(_split_field(f)[0] == 'name' for f in rest)
-        return _Quote(end, alias, mode, setting, configs, expected, named)
-
-    def _parse_comparison(self, alias: str, rest: List[str],
-                          end: int) -> _Quote:
-        index = 1
-        if rest and rest[0].isdigit():
-            index, rest = int(rest[0]), rest[1:]
-        lines = self.correlations(alias)
-        if not 1 <= index <= len(lines):
-            raise MarkerError(f'{alias} has {len(lines)} rank '
-                              f'correlation line(s), not a {index}th')
-        methods, rho, p = lines[index - 1]
-        values = dict(methods=methods, rho=rho, p=p)
-        expected: List[Tuple[str, ...]] = []
-        for field in rest:
-            if field not in _COMPARISON_FIELDS:
-                raise MarkerError(f'no field {field!r} of a comparison '
-                                  f'({", ".join(_COMPARISON_FIELDS)})')
-            expected.append((values[field], ))
-        if not expected:
-            raise MarkerError('no field to quote')
-        return _Quote(end, alias, None, None, (), expected, False)
-
-    def _field(self, record: _Record, mode: str, setting: Optional[str],
-               configs: Tuple[str, ...], field: str) -> Tuple[str, ...]:
-        """The texts that quote ``field`` (one, or the accepted names)."""
-        name, digits = _split_field(field)
-        if configs:
-            if name == 'name':
-                if len(configs) > 1:
-                    raise MarkerError('a group has no name')
-                return NAMES.get(configs[0], (configs[0], ))
-            if _field_name(name) not in _ROW_FIELDS:
-                raise MarkerError(f'no field {name!r} of a row '
-                                  f'({", ".join(_ROW_FIELDS)})')
-            assert setting is not None
-            texts = [
-                self._row_field(record, mode, setting, config, name, digits)
-                for config in configs
-            ]
-            if len(texts) == 1:
-                return (texts[0], )
-            values = [
-                self._row_value(record, mode, setting, c, name)
-                for c in configs
-            ]
-            low = min(range(len(values)), key=lambda i: values[i][0])
-            high = max(range(len(values)), key=lambda i: values[i][0])
-            low_text = _format(values[low], digits)
-            high_text = _format(values[high], digits)
-            if low_text == high_text:
-                return (low_text, )
-            return (f'{low_text} to {high_text}', )
-        if setting is not None and name in _SETTING_FIELDS:
-            return (_format(
-                self._setting_value(record, mode, setting, name), digits), )
-        if name in _RECORD_FIELDS or name.startswith('stat.'):
-            return (_format(self._record_value(record, name), digits), )
-        raise MarkerError(f'no field {name!r} here (of a row: '
-                          f'{", ".join(_ROW_FIELDS)}; of a setting: '
-                          f'{", ".join(_SETTING_FIELDS)}; of a record: '
-                          f'{", ".join(_RECORD_FIELDS)}, stat.KEY)')
-
-    def _row_field(self, record: _Record, mode: str, setting: str, config: str,
-                   name: str, digits: Optional[int]) -> str:
-        row = record.row(mode, setting, config)
-        if name == 'test':
-            mean = _format((row['mAP'], '{:.2f}'), digits)
-            if len(row.get('runs', ())) < 2:
-                return mean
-            return f'{mean} ± ' + _format(
-                (row['std']['mAP'], '{:.2f}'), digits)
-        return _format(
-            self._row_value(record, mode, setting, config, name), digits)
-
-    def _row_value(self, record: _Record, mode: str, setting: str, config: str,
-                   field: str) -> _Value:
-        row = record.row(mode, setting, config)
-        if field in ('test', 'mean'):
-            return row['mAP'], '{:.2f}'
-        if field == 'std':
-            return row['std']['mAP'], '{:.2f}'
-        if field == 'val':
-            return _validation_map(row), '{:.2f}'
-        if field == 'val0':
-            return row['runs'][0][_VAL_MAP], '{:.2f}'
-        if field == 'own':
-            own = (row.get('tuning') or {}).get('own recipe')
-            if not own:
-                raise MarkerError(f'{config} has no own-recipe run')
-            return own['mAP'], '{:.2f}'
-        if field == 'CF1':
-            return row['CF1 (paper)'], '{:.2f}'
-        if field == 'OF1':
-            return row['OF1'], '{:.2f}'
-        if field == 'gain':
-            base = record.row(mode, setting, record.baseline)
-            return row['mAP'] - base['mAP'], '{:.1f}'
-        if field == 'lr':
-            return f'{_chosen(row, _LR_KEY):g}', None
-        if field == 'epochs':
-            return int(_chosen(row, _EPOCHS_KEY)), '{:d}'
-        if field.startswith('replay_'):
-            return self._replay(record, mode, setting, config, field)
-        if _field_name(field) == 'share':
-            return self._share(record, mode, setting, row, field), '{:.0%}'
-        raise MarkerError(f'no field {field!r} of a row')
-
-    def _share(self, record: _Record, mode: str, setting: str, row: dict,
-               field: str) -> float:
-        """``share[/CONFIG][@RECORD]`` of ``row``."""
-        found = re.fullmatch(r'share(?:/(\w+))?(?:@(\w+))?', field)
-        if found is None:
-            raise MarkerError(f'not a share: {field!r}')
-        oracle_config, other = found.groups()
-        ends = record
-        if other is not None:
-            if other not in RECORDS:
-                raise MarkerError(f'no record {other!r}')
-            ends = self.record(other)
-        ends_mode = ends.mode(mode if mode in ends.results else None)
-        if setting == _FULL:
-            raise MarkerError('the setting full has no gap')
-        baseline = ends.row(ends_mode, setting, ends.baseline)['mAP']
-        if oracle_config is not None:
-            oracle = ends.row(ends_mode, setting, oracle_config)['mAP']
-        else:
-            oracle_setting, name = ends.oracle(ends_mode, setting)
-            oracle = ends.row(ends_mode, oracle_setting, name)['mAP']
-        if oracle <= baseline:
-            raise MarkerError('the oracle does not beat the baseline')
-        return (row['mAP'] - baseline) / (oracle - baseline)
-
-    @staticmethod
-    def _replay(record: _Record, mode: str, setting: str, config: str,
-                field: str) -> _Value:
-        """``replay_pruned``, ``replay_unpruned`` (the validation mAP of
-        each choice of the unpruned replay of a group) or their ``_lr``
-        (the learning rate each chose)."""
-        which = field.split('_')[1]
-        for choice in (record.data.get('pruning') or {}).get('choices', ()):
-            name = osp.splitext(osp.basename(choice.get('config', '')))[0]
-            if (choice.get('mode'), choice.get('setting'),
-                    name) == (mode, setting, config):
-                if field.endswith('_lr'):
-                    return f'{choice[which][_LR_KEY]:g}', None
-                return choice[f'{which} val mAP'], '{:.2f}'
-        raise MarkerError(f'{record.alias} replayed no {mode} {setting} '
-                          f'{config}')
-
-    @staticmethod
-    def _setting_value(record: _Record, mode: str, setting: str,
-                       field: str) -> _Value:
-        if field == 'methods':
-            return len(record.rows(mode, setting)), '{:d}'
-        hidden = (record.data.get('domain_statistics')
-                  or {}).get('hidden_positive_share') or {}
-        if setting not in hidden:
-            raise MarkerError(f'{record.alias} states no hidden share of '
-                              f'{setting}')
-        return hidden[setting], '{:.1%}'
-
-    @staticmethod
-    def _record_value(record: _Record, field: str) -> _Value:
-        data = record.data
-        trials = data.get('trials', [])
-        pruning = data.get('pruning') or {}
-        minutes = data.get('training_minutes', 0.0)
-        pruned = pruning.get('minutes', 0.0)
-        to_the_end = pruning.get('minutes_to_the_end', 0.0)
-        unpruned = minutes - pruned + to_the_end
-        if field.startswith('stat.'):
-            key = field[len('stat.'):]
-            if key not in _STATISTICS:
-                raise MarkerError(f'no statistic {key!r} (known: '
-                                  f'{", ".join(_STATISTICS)})')
-            path, spec = _STATISTICS[key]
-            statistics = data.get('domain_statistics')
-            if not statistics:
-                raise MarkerError(f'{record.alias} has no domain_statistics')
-            value = statistics[path[0]][path[1]] if isinstance(
-                path, tuple) else statistics[path]
-            return value, spec
-        trials_pruned = sum(t.get('state') == 'pruned' for t in trials)
-        values: Dict[str, _Value] = dict(
-            runs=(len(trials), '{:d}'),
-            pruned=(trials_pruned, '{:d}'),
-            minutes=(minutes, '{:.0f}'),
-            pruned_minutes=(pruned, '{:.0f}'),
-            to_the_end=(to_the_end, '{:.0f}'),
-            unpruned_minutes=(unpruned, '{:.0f}'),
-            pruning_share=(minutes / unpruned if unpruned else math.nan,
-                           '{:.0%}'),
-            pruning_saved=(1 - minutes / unpruned if unpruned else math.nan,
-                           '{:.0%}'),
-            replays=(pruning.get('choices_compared', 0), '{:d}'),
-            replays_same=(pruning.get('choices_same', 0), '{:d}'),
-        )
-        return values[field]
-
-    # A page ------------------------------------------------------------
-
-    def check_page(self, page: str) -> List[str]:
+    def check_page(self,
+                   page: str) -> Tuple[Optional[str], List[str], List[Edit]]:
+        """The text of ``page`` (None where it is missing), its problems
+        and the edits that would make its quotes their records'."""
         path = osp.join(self.root, page)
         if not osp.isfile(path):
-            return [f'{page}: missing']
-        with open(path, encoding='utf-8') as f:
-            text = f.read()
-        plain = _INLINE_CODE.sub(_blank, _blank_fences(text))
+            return None, [f'{page}: missing'], []
+        text = markup.read_page(path)
+        plain = markup.prose(text)
         problems: List[str] = []
+        edits: List[Edit] = []
         covered: List[Tuple[int, int]] = []  # the spans quotes account for
-        orders: List[Tuple[int, List[str], List[Tuple[int, _Quote]]]] = []
-        for found in _MARKER.finditer(plain):
+        orders: List[_Order] = []
+        for found in markup.MARKER.finditer(plain):
             kind, spec = found.group(1), found.group(2)
-            line = _line(text, found.start())
-            if _BLOCK_START.fullmatch(
-                    plain[plain.rfind('\n', 0, found.start()) +
-                          1:found.start()]):
+            where = f'{page}:{line_of(text, found.start())}'
+            if markup.starts_block(plain, found.start()):
                 problems.append(
-                    f'{page}:{line}: a marker that starts a line (or a '
-                    'list item) ends the paragraph there in markdown (an '
-                    'HTML block): put text of the line before it')
+                    f'{where}: a marker that starts a line (or a list item) '
+                    'ends the paragraph there in markdown (an HTML block): '
+                    'put text of the line before it')
             if kind == '/order':
                 if not orders:
-                    problems.append(f'{page}:{line}: <!-- /order --> '
-                                    'without an <!-- order ... -->')
+                    problems.append(f'{where}: <!-- /order --> without an '
+                                    '<!-- order ... -->')
                     continue
                 problems += self._check_order(page, text, *orders.pop())
                 continue
@@ -705,32 +188,30 @@ class _Checker:
             try:
                 quote = self.parse(spec, found.end())
             except (MarkerError, KeyError, IndexError, TypeError) as error:
-                problems.append(f'{page}:{line}: <!-- q{spec}--> '
-                                f'{_reason(error)}')
+                problems.append(f'{where}: <!-- q{spec}--> {_reason(error)}')
                 # What it stood for, to the next comment or the line's
                 # end, is no second problem.
-                rest = re.compile(r'[^\n]*?(?=<!--|\n|$)').match(
-                    plain, found.end())
-                assert rest is not None
-                covered.append((found.end(), rest.end()))
+                covered.append(
+                    (found.end(), markup.line_rest(plain, found.end())))
                 continue
-            problem, spans = _match(plain, quote)
+            problem, spans, quote_edits = markup.match(plain, quote)
             covered += spans
+            edits += quote_edits
             if problem is not None:
-                problems.append(f'{page}:{_line(text, problem[0])}: '
+                problems.append(f'{page}:{line_of(text, problem[0])}: '
                                 f'<!-- q{spec}--> {problem[1]}')
             if orders:
-                orders[-1][2].append((found.start(), quote))
+                orders[-1][2].append(quote)
         for start, _, _ in orders:
-            problems.append(f'{page}:{_line(text, start)}: <!-- order --> '
+            problems.append(f'{page}:{line_of(text, start)}: <!-- order --> '
                             'without its <!-- /order -->')
         problems += self._check_coverage(page, text, plain, covered)
-        return problems
+        return text, problems, edits
 
     def _check_order(self, page: str, text: str, start: int, spec: List[str],
-                     quotes: List[Tuple[int, _Quote]]) -> List[str]:
+                     quotes: List[Quote]) -> List[str]:
         """The problems of the ordered list that starts at ``start``."""
-        where = f'{page}:{_line(text, start)}'
+        where = f'{page}:{line_of(text, start)}'
         tokens = list(spec)
         complete = bool(tokens) and tokens[-1] == 'all'
         if complete:
@@ -739,16 +220,15 @@ class _Checker:
             if not tokens or tokens[0] not in RECORDS:
                 raise MarkerError('names no record')
             record = self.record(tokens[0])
-            mode = tokens[1] if len(tokens) == 3 else None
-            mode = record.mode(mode)
-            if len(tokens) < 2 or tokens[-1] not in _SETTINGS:
+            mode = record.mode(tokens[1] if len(tokens) == 3 else None)
+            if len(tokens) < 2 or tokens[-1] not in SETTINGS:
                 raise MarkerError('names no setting')
-            setting = _SETTINGS[tokens[-1]]
+            setting = SETTINGS[tokens[-1]]
             rows = record.rows(mode, setting)
         except MarkerError as error:
             return [f'{where}: <!-- order {" ".join(spec)} --> {error}']
         listed: List[str] = []
-        for _, quote in quotes:
+        for quote in quotes:
             if not quote.named or (quote.record, quote.mode,
                                    quote.setting) != (tokens[0], mode,
                                                       setting):
@@ -761,12 +241,12 @@ class _Checker:
             listed.append(method)
         if len(listed) < 2:
             return [f'{where}: an ordered list of fewer than two methods']
-        values = [_validation_map(rows[m]) for m in listed]
+        values = [validation_map(rows[m]) for m in listed]
         for (a,
              x), (b,
                   y) in zip(zip(listed, values), zip(listed[1:], values[1:])):
             if y > x:
-                order = sorted(listed, key=lambda m: -_validation_map(rows[m]))
+                order = sorted(listed, key=lambda m: -validation_map(rows[m]))
                 return [
                     f'{where}: the list is not in the order of validation '
                     f'mAP: {b} ({y:.2f}) after {a} ({x:.2f}); by '
@@ -779,7 +259,7 @@ class _Checker:
             missing = [
                 name for name, row in rows.items()
                 if _SAME_METHOD.get(name, name) not in listed + ends and name
-                not in _SAME_METHOD and low <= _validation_map(row) <= high
+                not in _SAME_METHOD and low <= validation_map(row) <= high
             ]
             if missing:
                 return [
@@ -796,37 +276,27 @@ class _Checker:
         if page not in COVERED:
             return []
         problems = []
-        sections = _sections(text, plain)
+        found = markup.sections(text, plain)
         headings = COVERED[page]
         left_out = NOT_COVERED.get(page, ())
         for heading in (headings or ()) + left_out:
-            if heading not in {h for h, _, _ in sections}:
+            if heading not in {h for h, _, _ in found}:
                 problems.append(f'{page}: no section {heading!r}, which '
                                 'the prose check names (rename it in '
                                 'mmlml/benchmark/reports/prose_check.py too)')
         if headings is None:
-            first = sections[0][1] if sections else len(plain)
-            spans = [(0, first)
-                     ] + [(s, e) for h, s, e in sections if h not in left_out]
+            first = found[0][1] if found else len(plain)
+            spans = [(0, first)] + [(s, e)
+                                    for h, s, e in found if h not in left_out]
         else:
-            spans = [(s, e) for h, s, e in sections if h in headings]
+            spans = [(s, e) for h, s, e in found if h in headings]
         for start, end in spans:
-            for block_start, block in _blocks(plain, start, end):
-                exempt = {
-                    n.strip('(),;')
-                    for names in _EXEMPT.findall(block)
-                    for n in names.split()
-                }
-                masked = _COMMENT.sub(_blank, block)
-                for number in _QUOTABLE.finditer(masked):
-                    at = block_start + number.start()
-                    if number.group() in exempt or any(s <= at < e
-                                                       for s, e in covered):
-                        continue
+            for at, number in markup.unmarked_numbers(plain, start, end):
+                if not any(s <= at < e for s, e in covered):
                     problems.append(
-                        f'{page}:{_line(text, at)}: {number.group()} has no '
-                        'marker (<!-- q ... --> before it, or <!-- not '
-                        'from a record: ... --> in its paragraph)')
+                        f'{page}:{line_of(text, at)}: {number} has no '
+                        'marker (<!-- q ... --> before it, or <!-- not from '
+                        'a record: ... --> in its paragraph)')
         return problems
 
 
@@ -834,142 +304,6 @@ def _reason(error: Exception) -> str:
     if isinstance(error, KeyError):
         return f'names nothing of its record (no {error})'
     return str(error)
-
-
-def _field_name(token: str) -> str:
-    """A field token without its decimals and its share's options."""
-    return re.split(r'[:/@]', token, maxsplit=1)[0]
-
-
-def _split_field(token: str) -> Tuple[str, Optional[int]]:
-    """``(field, decimals)`` of a field token (``mean:1``)."""
-    found = re.fullmatch(r'(.+?)(?::(\d))?', token)
-    assert found is not None
-    digits = found.group(2)
-    return found.group(1), int(digits) if digits is not None else None
-
-
-def _blank(found: 're.Match[str]') -> str:
-    """What was found, as spaces (its line breaks kept)."""
-    return re.sub(r'[^\n]', ' ', found.group())
-
-
-def _line(text: str, at: int) -> int:
-    return text.count('\n', 0, at) + 1
-
-
-def _blank_fences(text: str) -> str:
-    """``text`` with its fenced code blocks blanked (the same length and
-    lines: what is in a code block is no prose)."""
-    lines = text.split('\n')
-    fenced = False
-    for i, line in enumerate(lines):
-        fence = bool(_FENCE_LINE.match(line))
-        if fenced or fence:
-            lines[i] = ' ' * len(line)
-        if fence:
-            fenced = not fenced
-    return '\n'.join(lines)
-
-
-def _sections(text: str, plain: str) -> List[Tuple[str, int, int]]:
-    """``(heading, start, end)`` of each section of a page (from a
-    heading to the next of any level; ``plain``: the page without its
-    code, which has no headings)."""
-    found = []
-    offset = 0
-    for line in plain.split('\n'):
-        if _HEADING.match(line):
-            found.append((text[offset:offset + len(line)].rstrip(), offset))
-        offset += len(line) + 1
-    ends = [start for _, start in found[1:]] + [len(plain)]
-    return [(h, s, e) for (h, s), e in zip(found, ends)]
-
-
-def _blocks(plain: str, start: int, end: int) -> List[Tuple[int, str]]:
-    """``(offset, text)`` of the paragraphs, list items and tables
-    between ``start`` and ``end`` (headings left out); a comment line
-    right after one (no blank line between) belongs to it."""
-    blocks: List[Tuple[int, str]] = []
-    current: List[str] = []
-    current_start = start
-    offset = start
-    for line in plain[start:end].split('\n'):
-        heading = _HEADING.match(line)
-        if (not line.strip() or heading or _ITEM.match(line)) and current:
-            blocks.append((current_start, '\n'.join(current)))
-            current = []
-        if line.strip() and not heading:
-            if not current:
-                current_start = offset
-            current.append(line)
-        offset += len(line) + 1
-    if current:
-        blocks.append((current_start, '\n'.join(current)))
-    return blocks
-
-
-def _pattern(expected: str) -> str:
-    """A regular expression of ``expected`` that lets a line break or
-    several spaces stand for a space."""
-    return r'\s+'.join(re.escape(part) for part in expected.split(' '))
-
-
-def _longer_names(name: str) -> List[str]:
-    return [
-        other for names in NAMES.values() for other in names
-        if other != name and other.startswith(name + ' ')
-    ]
-
-
-def _match(
-        plain: str, quote: _Quote
-) -> Tuple[Optional[Tuple[int, str]], List[Tuple[int, int]]]:
-    """Whether the text after a marker quotes what it expects: the first
-    problem (where it is and what it says; None without one) and the
-    spans of the quoted texts (a text that differs stands where it was
-    expected, so that the fields after it are still read)."""
-    at = quote.end
-    spans: List[Tuple[int, int]] = []
-    problem = None
-    for index, texts in enumerate(quote.expected):
-        glue = (_FIRST_GLUE if index == 0 else _GLUE).match(plain, at)
-        assert glue is not None
-        at = glue.end()
-        matched, longer = None, None
-        for text in texts:
-            found = re.compile(_pattern(text) +
-                               r'(?![\w.]*\d)(?![A-Za-z-])').match(plain, at)
-            if found is None:
-                continue
-            longer = next(
-                (m for m in (re.compile(_pattern(name)).match(plain, at)
-                             for name in _longer_names(text)) if m), None)
-            if longer is None:
-                matched = found
-                break
-        if matched is None:
-            found_text = ' '.join(longer.group().split()) if longer \
-                else _found(plain, at, texts[0])
-            if problem is None:
-                alternatives = ' or '.join(repr(t) for t in texts)
-                problem = (at, f'expects {alternatives}, found '
-                           f'{found_text!r}')
-            spans.append((at, at + len(found_text)))
-        else:
-            spans.append((matched.start(), matched.end()))
-        at = spans[-1][1]
-    return problem, spans
-
-
-def _found(plain: str, at: int, expected: str) -> str:
-    """What stands at ``at`` in place of ``expected``: as many words, and
-    no trailing punctuation."""
-    words = len(expected.split(' '))
-    found = re.match(r'\S+(?:\s+\S+){0,%d}' % (words - 1), plain[at:])
-    if found is None:
-        return ''
-    return found.group().rstrip('),;:.*')
 
 
 def check_prose(root: str, pages: Sequence[str] = PROSE_FILES) -> List[str]:
@@ -981,5 +315,38 @@ def check_prose(root: str, pages: Sequence[str] = PROSE_FILES) -> List[str]:
     checker = _Checker(root)
     problems: List[str] = []
     for page in pages:
-        problems += checker.check_page(page)
+        problems += checker.check_page(page)[1]
     return problems
+
+
+def fix_quotes(root: str, pages: Sequence[str] = PROSE_FILES) -> List[str]:
+    """Rewrite in place each quote of ``pages`` under ``root`` whose text
+    differs from what its record gives, where what stands there is a
+    text of the same kind (a number, a range, a percentage, a method's
+    name; see the module docstring); a page is written, atomically, only
+    where it changed. One line per change, ``page:line: old -> new``."""
+    checker = _Checker(root)
+    changes: List[str] = []
+    for page in pages:
+        text, _, edits = checker.check_page(page)
+        if text is None or not edits:
+            continue
+        fixed = text
+        for edit in sorted(edits, reverse=True):
+            fixed = fixed[:edit.start] + edit.new + fixed[edit.end:]
+        changes += [
+            f'{page}:{line_of(text, e.start)}: {" ".join(e.old.split())} -> '
+            f'{" ".join(e.new.split())}' for e in edits
+        ]
+        if fixed != text:
+            markup.write_page(osp.join(root, page), fixed)
+    return changes
+
+
+def fix_prose(root: str, pages: Sequence[str] = PROSE_FILES) -> List[str]:
+    """:func:`fix_quotes`, then :func:`check_prose` of the pages as they
+    are after it: the changes made (``page:line: old -> new``), then the
+    problems left (an ordered list out of order is reported, never
+    reordered; a marker that names nothing, a text of another kind and
+    an unmarked number are left as they are)."""
+    return fix_quotes(root, pages) + check_prose(root, pages)

@@ -12,7 +12,8 @@ import types
 from mmlml.benchmark.reports.heads import record_heads
 from mmlml.benchmark.reports.oracle import gap_ends
 from mmlml.benchmark.reports.paper_claims import claims_markdown
-from mmlml.benchmark.reports.results import markdown_table, tuned_table
+from mmlml.benchmark.reports.results import (alias_names, by_validation,
+                                             markdown_table, tuned_table)
 from mmlml.benchmark.sweep.search import SearchRules
 from mmlml.benchmark.sweep.settings import (DEFAULT_DOMAIN, LEFT_OUT_REASON,
                                             SETTING_TITLES)
@@ -99,7 +100,7 @@ def report(results: dict, args) -> str:
     for mode in args.modes:
         for setting in args.settings:
             rows = results.get(mode, {}).get(setting, {})
-            ordered = dict(sorted(rows.items(), key=lambda kv: -kv[1]['mAP']))
+            ordered = by_validation(rows)
             tuned = ', tuned on validation' if args.tune else ''
             parts.append(f'**{SETTING_TITLES[setting]}, {mode} '
                          f'({_seeds(args.seeds, args.labels_per_seed)}'
@@ -109,7 +110,8 @@ def report(results: dict, args) -> str:
                 ends = gap_ends(
                     results.get(mode, {}), setting, args.baseline, args.oracle,
                     heads)
-                parts.append(table(ordered, ends=ends) + '\n')
+                parts.append(
+                    table(ordered, ends=ends, names=alias_names(rows)) + '\n')
             left = getattr(args, 'left_out', {}).get(setting, [])
             if left:
                 parts.append('Left out: ' + ', '.join(f'`{name}`'
@@ -144,7 +146,7 @@ def plot(results: dict, args, path: str) -> None:
     fig, axes = plt.subplots(
         1, len(panels), figsize=(5.2 * len(panels), height), squeeze=False)
     for ax, (mode, setting, rows) in zip(axes[0], panels):
-        ordered = sorted(rows.items(), key=lambda kv: kv[1]['mAP'])
+        ordered = list(reversed(list(by_validation(rows).items())))
         names = [name for name, _ in ordered]
         means = [row['mAP'] for _, row in ordered]
         stds = [row['std']['mAP'] for _, row in ordered]

@@ -13,14 +13,15 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from mmlml.benchmark.reports.oracle import GapEnds, gap_closed
+from mmlml.benchmark.reports.oracle import GapEnds, gap_closed, validation_map
 from mmlml.benchmark.reports.paper_claims import best_gap_share
 from mmlml.benchmark.training.config_keys import EPOCHS_KEY, LR_KEY
 from mmlml.benchmark.training.trial_record import COLUMNS, VAL_MAP
 
 __all__ = [
-    'COLUMNS', 'aggregate', 'tuned_table', 'summarise_tuning', 'gap_closed',
-    'table_ends', 'ends_header', 'head_header', 'heads_note', 'markdown_table',
+    'COLUMNS', 'ALIASES', 'by_validation', 'alias_names', 'aggregate',
+    'tuned_table', 'summarise_tuning', 'gap_closed', 'table_ends',
+    'ends_header', 'head_header', 'heads_note', 'markdown_table',
     'rank_correlation', 'rank_correlation_p_value', 'domains_table'
 ]
 
@@ -149,6 +150,42 @@ def heads_note(ends: GapEnds,
         parts.append(f'No config to read the head of {", ".join(unknown)} '
                      'from: n/a.')
     return ' '.join(parts)
+
+
+#: Demo configs that are another one's method under a second name (the
+#: same maths, another implementation or parameterisation): the name ->
+#: the name a table keeps. ``an_mmlml`` is mmlml's ANLoss where ``an``
+#: trains MMPretrain's stock BCE; ``zlpr`` is OPML with a = b = 1.
+ALIASES = {'an_mmlml': 'an', 'zlpr': 'opml'}
+
+
+def by_validation(rows: Dict[str, dict]) -> Dict[str, dict]:
+    """``rows`` in the order every choice reads: by mean validation mAP
+    over the seeds (:func:`~.oracle.validation_map`), best first, the rows
+    without one (a fixed recipe's) after them by test mAP; an alias
+    (:data:`ALIASES`) is left out where the method it repeats has a row
+    (:func:`alias_names` names it there)."""
+
+    def key(item):
+        value = validation_map(item[1])
+        return (math.isnan(value), -value if not math.isnan(value) else 0.,
+                -item[1]['mAP'])
+
+    kept = {
+        name: row
+        for name, row in rows.items() if ALIASES.get(name) not in rows
+    }
+    return dict(sorted(kept.items(), key=key))
+
+
+def alias_names(rows: Dict[str, dict]) -> Dict[str, str]:
+    """The displayed name of each row of ``rows`` that stands for an
+    alias too (:func:`by_validation`): ``opml (= zlpr)``."""
+    names: Dict[str, str] = {}
+    for alias, name in ALIASES.items():
+        if alias in rows and name in rows:
+            names[name] = f'{names.get(name, name)} (= {alias})'
+    return names
 
 
 def markdown_table(results: Dict[str, dict],
@@ -337,7 +374,8 @@ def _format_value(value) -> str:
 def tuned_table(results: Dict[str, dict],
                 baseline: Optional[str] = None,
                 oracle: Optional[str] = None,
-                ends: Optional[GapEnds] = None) -> str:
+                ends: Optional[GapEnds] = None,
+                names: Optional[Dict[str, str]] = None) -> str:
     """A markdown table of tuned results (``{name: aggregate + 'tuning'}``,
     in the given order): the chosen point, its validation mAP (first seed),
     the test mAP, CF1 and OF1 over the seeds (mean ± std), the share of the
@@ -347,12 +385,15 @@ def tuned_table(results: Dict[str, dict],
     (:meth:`~.oracle.GapEnds.head_share`, the oracles named in a note
     under the table: :func:`heads_note`), and the test mAP of the
     config's own recipe (first seed; blank when the grid did not contain
-    it)."""
+    it). ``mean val mAP`` is the mean over the seeds, which orders the
+    methods (:func:`by_validation`); ``names`` maps result names to the
+    displayed ones."""
+    names = names or {}
     given = ends is not None
     ends = table_ends(results, baseline, oracle, ends)
     header = [
-        'method', 'lr', 'epochs', 'key hyperparameter', VAL_MAP, 'test mAP',
-        'test CF1 (paper)', 'test OF1'
+        'method', 'lr', 'epochs', 'key hyperparameter', VAL_MAP,
+        f'mean {VAL_MAP}', 'test mAP', 'test CF1 (paper)', 'test OF1'
     ]
     if ends is not None:
         header.append(ends_header(ends, given=given))
@@ -372,9 +413,10 @@ def tuned_table(results: Dict[str, dict],
                            for k, v in point.items())
         n = len(row['runs'])
         cells = [
-            name,
+            names.get(name, name),
             _format_value(lr),
-            str(epochs), hparam or '-', f'{row["runs"][0][VAL_MAP]:.2f}'
+            str(epochs), hparam or '-', f'{row["runs"][0][VAL_MAP]:.2f}',
+            f'{validation_map(row):.2f}'
         ]
         for key in ('mAP', 'CF1 (paper)', 'OF1'):
             cells.append(f'{row[key]:.2f} ± {row["std"][key]:.2f}' if n >
@@ -384,7 +426,7 @@ def tuned_table(results: Dict[str, dict],
         cells.append(f'{own["mAP"]:.2f}' if own else '')
         lines.append('| ' + ' | '.join(cells) + ' |')
     if ends is not None and ends.heads is not None:
-        lines += ['', heads_note(ends, results)]
+        lines += ['', heads_note(ends, results, names)]
     return '\n'.join(lines)
 
 
