@@ -44,7 +44,9 @@ the quoted texts found by :mod:`.prose_markup`.
     the gap: ``(mAP - AN) / (oracle - AN)`` of the test means, in whole
     percent; ``share/CONFIG`` against that row of the setting instead of
     the oracle, ``share@RECORD`` against the ends of another record's
-    setting), ``gain`` (test mean less the baseline's, in points),
+    setting), ``share_head`` (of the gap to the same-head oracle, the
+    best run on all labels with the method's head), ``gain`` (test mean
+    less the baseline's, in points),
     ``lr`` and ``epochs`` (the chosen point), ``replay_pruned`` and
     ``replay_unpruned`` (the first seed's validation mAP at the pruned
     and at the unpruned choice of the record's ``pruning`` replay of the

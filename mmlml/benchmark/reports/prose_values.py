@@ -20,16 +20,14 @@ import re
 from typing import Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
 from mmlml.benchmark.reports.docs_check import RESULTS_DIR
-from mmlml.benchmark.reports.oracle import (GapEnds, best_on_validation,
-                                            gap_closed, gap_ends,
-                                            validation_map)
-from mmlml.benchmark.reports.paper_claims import best_gap_share
+from mmlml.benchmark.reports.oracle import validation_map
 from mmlml.benchmark.reports.prose_markup import NAMES, MarkerError, Quote
+from mmlml.benchmark.reports.prose_record import Record
 from mmlml.benchmark.sweep.settings import FULL_SETTING
 from mmlml.benchmark.training.config_keys import EPOCHS_KEY, LR_KEY
 from mmlml.benchmark.training.trial_record import VAL_MAP
 
-__all__ = ['RECORDS', 'COMPARISONS', 'SETTINGS', 'Record', 'Sources']
+__all__ = ['RECORDS', 'COMPARISONS', 'SETTINGS', 'Sources']
 
 #: A marker's record alias -> the record (JSON) under ``docs/results``.
 RECORDS = {
@@ -69,8 +67,9 @@ _CORRELATION = re.compile(r'Rank correlation \(Spearman\) of the (\d+) '
                           r'methods.*: (\S+) \(two-sided p = ([^)]+)\)\.')
 
 _ROW_FIELDS = ('name', 'test', 'mean', 'std', 'val', 'val0', 'own', 'CF1',
-               'OF1', 'share', 'gain', 'lr', 'epochs', 'replay_pruned',
-               'replay_unpruned', 'replay_pruned_lr', 'replay_unpruned_lr')
+               'OF1', 'share', 'share_head', 'gain', 'lr', 'epochs',
+               'replay_pruned', 'replay_unpruned', 'replay_pruned_lr',
+               'replay_unpruned_lr')
 _SETTING_FIELDS = ('hidden', 'methods')
 _RECORD_FIELDS = ('runs', 'pruned', 'minutes', 'pruned_minutes', 'to_the_end',
                   'unpruned_minutes', 'pruning_share', 'pruning_saved',
@@ -88,9 +87,6 @@ _STATISTICS = {
     'val_backgrounds_seen': ('val_backgrounds_seen_in_training', '{:.1%}'),
 }
 
-#: A setting's rows: config -> row (its runs, their means and spreads).
-_Rows = Dict[str, dict]
-
 #: A value and how it is printed (a format, or None for a text).
 _Value = Tuple[Union[float, int, str], Optional[str]]
 
@@ -98,92 +94,6 @@ _Value = Tuple[Union[float, int, str], Optional[str]]
 _Correlations = List[Tuple[str, str, str]]
 
 _T = TypeVar('_T')
-
-
-class Record:
-    """A sweep record as the markers read it."""
-
-    def __init__(self, alias: str, data: dict):
-        self.alias = alias
-        self.data = data
-        self.results: Dict[str, Dict[str, _Rows]] = data.get('results', {})
-        sweep = data.get('sweep', {})
-        self.baseline = sweep.get('baseline') or 'an'
-        self.old_oracle = sweep.get('oracle') or 'full_labels'
-
-    def mode(self, mode: Optional[str]) -> str:
-        if mode is not None:
-            return mode
-        if len(self.results) != 1:
-            raise MarkerError(f'{self.alias} has the modes '
-                              f'{sorted(self.results)}: name one')
-        return next(iter(self.results))
-
-    def rows(self, mode: str, setting: str) -> _Rows:
-        rows = self.results.get(mode, {}).get(setting)
-        if not rows:
-            raise MarkerError(f'{self.alias} has no setting {setting} in '
-                              f'mode {mode}')
-        return rows
-
-    def row(self, mode: str, setting: str, config: str) -> dict:
-        rows = self.rows(mode, setting)
-        if config not in rows:
-            raise MarkerError(f'{self.alias} {setting} has no row {config}')
-        return rows[config]
-
-    def ends(self, mode: str, setting: str) -> GapEnds:
-        """The ends of ``setting``'s gap (:func:`~.oracle.gap_ends`)."""
-        ends = gap_ends(
-            self.results.get(mode, {}), setting, self.baseline,
-            self.old_oracle)
-        if ends is None:
-            raise MarkerError(f'{self.alias} {setting} has no gap (the '
-                              f'setting {FULL_SETTING}, or no '
-                              f'{self.baseline} or no oracle)')
-        return ends
-
-    def oracle(self, mode: str, setting: Optional[str]) -> Tuple[str, str]:
-        """``(setting, config)`` of the high end of ``setting``'s gap:
-        the honest oracle where the record has ``full``, else its old
-        oracle in ``setting``."""
-        if setting is not None and setting != FULL_SETTING:
-            ends = self.ends(mode, setting)
-            return FULL_SETTING if ends.honest else setting, ends.oracle
-        if not self.results.get(mode, {}).get(FULL_SETTING):
-            raise MarkerError(f'{self.alias} has no honest oracle: name '
-                              'the setting of the old one')
-        return FULL_SETTING, self.best(mode, FULL_SETTING)
-
-    def best(self, mode: str, setting: str) -> str:
-        """The best method of ``setting`` on validation (neither end of
-        the gap; in ``full``, the honest oracle)."""
-        rows = self.rows(mode, setting)
-        if setting == FULL_SETTING:
-            best = best_on_validation(rows)
-        else:
-            found = best_gap_share(rows, self.baseline, self.old_oracle,
-                                   self.ends(mode, setting))
-            best = found[0] if found is not None else None
-        if best is None:
-            raise MarkerError(f'{self.alias} {setting}: no row has a '
-                              'validation mAP')
-        return best
-
-    def share(self, mode: str, setting: str, row: dict,
-              oracle: Optional[str]) -> float:
-        """The share of ``setting``'s gap that ``row``'s test mean closes
-        (``oracle``: that row of the setting in place of the oracle)."""
-        if oracle is None:
-            share = self.ends(mode, setting).share(row,
-                                                   self.rows(mode, setting))
-        else:
-            share = gap_closed(row['mAP'],
-                               self.row(mode, setting, self.baseline)['mAP'],
-                               self.row(mode, setting, oracle)['mAP'])
-        if math.isnan(share):
-            raise MarkerError('the oracle does not beat the baseline')
-        return share
 
 
 def _format(value: _Value, digits: Optional[int]) -> str:
@@ -404,6 +314,8 @@ class Sources:
             return int(_chosen(row, EPOCHS_KEY)), '{:d}'
         if field.startswith('replay_'):
             return self._replay(record, mode, setting, config, field)
+        if field == 'share_head':
+            return record.head_share(mode, setting, config), '{:.0%}'
         if _field_name(field) == 'share':
             return self._share(record, mode, setting, row, field), '{:.0%}'
         raise MarkerError(f'no field {field!r} of a row')
