@@ -126,7 +126,7 @@ def test_two_local_workers_finish_a_sweep_and_the_export_makes_the_tables(
     assert '--storage sweep.db --study s' in data['command']
     args = report_args(data, markdown=str(tmp_path / 't.md'))
     text = write_reports(data['results'], args)
-    assert '| an | 0.1 | 10 | - | 80.00 | 79.05 ± 0.07 |' in text
+    assert '| an | 0.1 | 10 | - | 80.00 | 80.05 | 79.05 ± 0.07 |' in text
     assert '6 training runs, 1 minutes of training in all.' in text
 
 
