@@ -64,8 +64,10 @@ LAYERS: List[Dict[str, List[str]]] = [
         # The pseudo-labelling steps of the tools (tools/pseudo_label.py,
         # tools/vl_pseudo_label.py, also ``python -m``): above the command
         # line they share; mmlml.apis itself does not import them.
-        'apis steps':
-        ['mmlml.apis.pseudo_label', 'mmlml.apis.vl_pseudo_label']
+        'apis steps': [
+            'mmlml.apis.pseudo_label', 'mmlml.apis.vl_pseudo_label',
+            'mmlml.apis.trial_training'
+        ]
     },
     {
         # The sweep (mmlml/benchmark/sweep/): its definition, trial queue

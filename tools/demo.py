@@ -18,7 +18,7 @@ fails does not end the comparison: its error is printed where it happens,
 the other configs run, the final table lists it with its one-line reason,
 and the tool exits with a non-zero status after the table.
 
-Each run is :func:`mmlml.benchmark.sweep.trial_training.train_trial` (what a
+Each run is :func:`mmlml.apis.trial_training.train_trial` (what a
 benchmark worker runs for a trial).
 
 Progress: MMEngine's log prints a training line with the run's ETA at
@@ -32,11 +32,10 @@ import traceback
 from mmengine.dist import is_main_process
 
 import mmlml  # noqa: F401
+from mmlml.apis.trial_training import (LogIntervalHook, failure_reason,
+                                       missing_label_file)
+from mmlml.apis.trial_training import train_trial as run
 from mmlml.benchmark.reports.results import COLUMNS, aggregate
-from mmlml.benchmark.sweep.trial_training import (LogIntervalHook,
-                                                  failure_reason,
-                                                  missing_label_file)
-from mmlml.benchmark.sweep.trial_training import train_trial as run
 from mmlml.cli import (add_cfg_options_argument, add_force_argument,
                        add_launcher_arguments, check_output, tool_parser)
 from mmlml.utils.progress_line import ProgressLine

@@ -17,7 +17,7 @@ folder that imports only the ones below it:
   into its definition, its trial queue and its planning
   (:mod:`.sweep.sweep`), the worker that runs the trials
   (:mod:`.sweep.worker`) with the training of a trial
-  (:mod:`.sweep.trial_training`) and what a warm trial puts back
+  (:mod:`mmlml.apis.trial_training`) and what a warm trial puts back
   (:mod:`.sweep.process_globals`), how workers start
   (:mod:`.sweep.executors`: local or Slurm through submitit), the first
   rung after a method's warm-up (:mod:`.sweep.method_warmup`), the

@@ -3,13 +3,13 @@ settings (the training and validation labels), the training modes, the
 ``--cfg-options`` that put a config in a setting and a mode, and the
 domains of the demo configs (found by their files, :func:`domains`).
 """
-import contextlib
 import os
 import os.path as osp
-import threading
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, List, Optional
 
 from mmengine.config import Config
+
+from mmlml.apis.domain_config import DOMAIN_VARIABLE, load_config
 
 __all__ = [
     'SETTINGS', 'LEFT_OUT_REASON', 'IMPOSED_SETTINGS', 'SETTING_TITLES',
@@ -92,49 +92,6 @@ def label_seed(training_seed: int) -> int:
     (``--label-seed-per-seed``): :data:`LABEL_SEED` plus the training
     seed, so that seed 0 draws the labels of every other sweep."""
     return LABEL_SEED + training_seed
-
-
-#: The environment variable of the demo configs' domain
-#: (``{{$MMLML_DEMO_DOMAIN:synthetic_shapes}}`` in their ``_base_``).
-DOMAIN_VARIABLE = 'MMLML_DEMO_DOMAIN'
-
-_PARSING = threading.Lock()
-
-
-@contextlib.contextmanager
-def _domain_parse(domain: Optional[str]) -> Iterator[None]:
-    """While a config is parsed: the domain variable set to ``domain``
-    (MMEngine substitutes ``{{$VAR:default}}`` from the environment while
-    it reads a file, and only then); the previous value is back as soon
-    as the parse ends, so nothing started later inherits it."""
-    if domain is None:
-        yield
-        return
-    with _PARSING:
-        previous = os.environ.get(DOMAIN_VARIABLE)
-        os.environ[DOMAIN_VARIABLE] = domain
-        try:
-            yield
-        finally:
-            if previous is None:
-                os.environ.pop(DOMAIN_VARIABLE, None)
-            else:
-                os.environ[DOMAIN_VARIABLE] = previous
-
-
-def load_config(config: str,
-                cfg_options: Optional[dict] = None,
-                domain: Optional[str] = None) -> Config:
-    """The config at ``config`` in ``domain`` (None: the caller's
-    environment decides, as for ``tools/train.py``), with ``cfg_options``
-    merged: the one place where the sweep parses a config in a domain
-    (the demo configs name theirs as ``{{$MMLML_DEMO_DOMAIN:...}}``, which
-    MMEngine reads from the environment during the parse only)."""
-    with _domain_parse(domain):
-        cfg = Config.fromfile(config)
-    if cfg_options:
-        cfg.merge_from_dict(cfg_options)
-    return cfg
 
 
 def dataset_modes(config: str,

@@ -10,8 +10,8 @@ each value read from it is checked as data before anything acts on it:
   or file, ...), and every field of a trial by its own
   (:class:`~.trial_record.TrialRecord`), on every read;
 - the trainer of a run is always the worker's own package's
-  (:mod:`.trial_training`, in the worker's process or as
-  ``python -m mmlml.benchmark.sweep.trial_training``; or
+  (:mod:`mmlml.apis.trial_training`, in the worker's process or as
+  ``python -m mmlml.apis.trial_training``; or
   ``MMLML_SWEEP_TRAINER`` in the worker's own environment, e.g. the test
   suite's stand-in), never a path from the storage;
 - a config is run only if it lies in the checkout's ``configs/`` folder or
@@ -249,8 +249,8 @@ def sweep_digests(definition: Mapping[str, Any]) -> Dict[str, dict]:
 
 def trainer_path() -> str:
     """The script that ``$MMLML_SWEEP_TRAINER`` names, which a worker runs
-    for each training in place of :mod:`.trial_training`, else its own
-    checkout's ``tools/demo.py`` (the same training, for the few
+    for each training in place of :mod:`mmlml.apis.trial_training`, else its
+    own checkout's ``tools/demo.py`` (the same training, for the few
     configs and seeds of one command)."""
     return os.environ.get(TRAINER_VARIABLE) or osp.join(
         REPO_ROOT, 'tools', 'demo.py')

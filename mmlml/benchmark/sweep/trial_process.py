@@ -1,6 +1,6 @@
 """How one training of a sweep's trial runs: warm, in the worker's own
 process (:class:`~.process_globals.ProcessGlobals` around it), or as a
-process of its own (``python -m mmlml.benchmark.sweep.trial_training``,
+process of its own (``python -m mmlml.apis.trial_training``,
 or ``$MMLML_SWEEP_TRAINER``, the test suite's stand-in), with the
 overrides of its mode, point and setting; its summary.
 """
@@ -103,8 +103,7 @@ def train_warm(config: str, work_root: str, seed: int, options: dict,
     ProcessGlobals` around it), its output appended to ``log``; its
     summary. An error of the run is a :class:`TrialFailed` naming the
     log, where its traceback is."""
-    from mmlml.benchmark.sweep.trial_training import (failure_reason,
-                                                      train_trial)
+    from mmlml.apis.trial_training import failure_reason, train_trial
     with open(log, 'a') as f, ProcessGlobals():
         f.write(f'# warm trial in process {os.getpid()}: {config}, seed '
                 f'{seed}, domain {domain}\n')
@@ -160,7 +159,7 @@ def train_run(sweep: Sweep,
     if os.environ.get(TRAINER_VARIABLE):
         cmd = [trainer_path()]
     else:
-        cmd = ['-m', 'mmlml.benchmark.sweep.trial_training']
+        cmd = ['-m', 'mmlml.apis.trial_training']
     if gpus > 1:
         cmd = ['-m', 'torch.distributed.run', f'--nproc_per_node={gpus}'
                ] + cmd + ['--launcher', 'pytorch']

@@ -1,8 +1,8 @@
 """A worker of a benchmark sweep: takes queued trials from the storage and
 runs each as a training process until the sweep is finished.
 
-A trial is one :func:`~.trial_training.train_trial` (never a path from
-the storage, whose every value is checked as data first,
+A trial is one :func:`~mmlml.apis.trial_training.train_trial` (never a path
+from the storage, whose every value is checked as data first,
 :mod:`.stored_definition`): train the config at the trial's point and seed in
 its setting and mode, keep the checkpoint with the best validation mAP, test
 it. With ``gpus_per_trial`` above one the run is launched through
@@ -21,7 +21,7 @@ fresh ``Runner`` and within :class:`~.process_globals.ProcessGlobals`
 ``log.txt``; a failed one is recorded as a failed subprocess is. With
 ``trial_process='subprocess'`` (isolation), and always with
 ``gpus_per_trial`` above one, each trial is a process of its own:
-``python -m mmlml.benchmark.sweep.trial_training`` (or
+``python -m mmlml.apis.trial_training`` (or
 ``$MMLML_SWEEP_TRAINER``, :func:`~.stored_definition.trainer_path`, the test
 suite's stand-in, which is always a subprocess).
 

@@ -1,22 +1,23 @@
 """One training of a config as a benchmark trial: train it with a fresh
 ``Runner`` (validating every epoch), reload the checkpoint with the best
 validation mAP, test it on the fully labelled test split, return the
-summary (:func:`~mmlml.benchmark.reports.results.summarise` and the trial's
-record fields).
+summary (:func:`~mmlml.benchmark.training.trial_record.summarise` and
+the trial's record fields).
 
 ``tools/demo.py`` is the command line over :func:`train_trial` for a few
 configs and seeds; a benchmark worker calls it in its own process (warm
-trials, :mod:`.process_globals`) or runs this module's entry in a
-subprocess::
+trials, :mod:`mmlml.benchmark.sweep.process_globals`) or runs this module's
+entry in a subprocess::
 
-    python -m mmlml.benchmark.sweep.trial_training CONFIG --seed 0 \\
+    python -m mmlml.apis.trial_training CONFIG --seed 0 \\
         --work-dir W --out W/an/seed0/demo.json --domain synthetic_shapes \\
         --cfg-options train_cfg.max_epochs=2
 
 The demo domain is an argument (``domain``: a file of
 ``configs/_base_/domains/``): the configs choose it by the variable
 ``MMLML_DEMO_DOMAIN`` in their ``_base_``, which only their parse sees
-(:func:`~.settings.load_config`), so that no run leaves it behind for the next.
+(:func:`~.domain_config.load_config`), so that no run leaves it behind for the
+next.
 """
 import argparse
 import json
@@ -29,7 +30,7 @@ from typing import Optional
 from mmengine.hooks import Hook, LoggerHook
 from mmengine.runner import EpochBasedTrainLoop, Runner
 
-from mmlml.benchmark.sweep.settings import load_config
+from mmlml.apis.domain_config import load_config
 from mmlml.benchmark.training.trial_record import (BEST_CHECKPOINT, BEST_EPOCH,
                                                    EPOCHS, MINUTES, VAL_MAP,
                                                    summarise)
@@ -94,7 +95,7 @@ def train_trial(config: str,
     annotations. ``extra_hooks`` are added to the config's
     ``custom_hooks`` (the benchmark sweep's pruning hook); ``launcher`` is
     MMEngine's (``'pytorch'`` under torchrun); ``domain`` the demo
-    configs' domain (:func:`~.settings.load_config`)."""
+    configs' domain (:func:`~.domain_config.load_config`)."""
     cfg = load_config(config, cfg_options, domain)
     name = osp.splitext(osp.basename(config))[0]
     cfg.work_dir = osp.join(work_root, name)
