@@ -48,13 +48,9 @@ each trial's learning rate, searched as in ``finetune``).
 """
 import os
 import os.path as osp
-import shlex
 import signal
-import subprocess
 import sys
 from typing import List, Optional
-
-from mmengine.config import Config
 
 from mmlml.benchmark.cli import (add_run_arguments, add_search_arguments,
                                  add_worker_arguments, interrupted, pruning,
@@ -65,8 +61,8 @@ from mmlml.benchmark.reports.record import (check_ledger,
                                             definition_from_ledger, export,
                                             import_ledger, read_json)
 from mmlml.benchmark.reports.report import report, report_args, write_reports
-from mmlml.benchmark.sweep.settings import (IMPOSED_SETTINGS, MODES,
-                                            domain_file, domains)
+from mmlml.benchmark.sweep.settings import (IMPOSED_SETTINGS, MODES, domains,
+                                            prepare_domain)
 from mmlml.benchmark.sweep.stored_definition import file_key
 from mmlml.benchmark.sweep.sweep import Sweep, abs_path, repo_path
 from mmlml.benchmark.training.optuna_storage import storage_path
@@ -242,30 +238,16 @@ def parse_args(argv=None):
 
 def use_domain(domain: Optional[str]) -> None:
     """Select the domain of the demo configs for this process and its runs,
-    and make what the domain needs first: each of its ``prepare_command``
-    (a command or a list, e.g. a converted checkpoint) whose
-    ``prepare_creates`` (the path it makes, or a list in step) is
-    missing."""
+    and make what the domain needs first
+    (:func:`~mmlml.benchmark.sweep.settings.prepare_domain`)."""
     if domain is None:
         return
     os.environ['MMLML_DEMO_DOMAIN'] = domain
-    root = osp.dirname(TOOLS)
-    cfg = Config.fromfile(domain_file(domain, root))
-    commands, creates = cfg.get('prepare_command'), cfg.get('prepare_creates')
-    if isinstance(creates, str):  # one command and what it makes
-        commands, creates = [commands], [creates]
-    for command, made in zip(commands or [], creates or []):
-        if osp.exists(osp.join(root, made)):
-            continue
-        command = shlex.split(command)
-        if command[0] == 'python':
-            command[0] = sys.executable
-        print(
-            f'[benchmark] domain {domain}: making {made}: '
-            f'{" ".join(command)}',
-            file=sys.stderr,
-            flush=True)
-        subprocess.run(command, cwd=root, check=True)
+    prepare_domain(
+        domain,
+        osp.dirname(TOOLS),
+        say=lambda line: print(
+            f'[benchmark] {line}', file=sys.stderr, flush=True))
 
 
 def check_outputs(args, inputs) -> None:

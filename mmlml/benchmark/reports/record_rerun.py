@@ -27,7 +27,8 @@ import tempfile
 import time
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence
 
-from mmlml.benchmark.sweep.settings import abs_path, dataset_modes, run_domain
+from mmlml.benchmark.sweep.settings import (abs_path, dataset_modes,
+                                            prepare_domain, run_domain)
 from mmlml.benchmark.sweep.sweep import Group
 from mmlml.benchmark.sweep.trial_process import (TrialFailed, run_options,
                                                  train_warm)
@@ -119,6 +120,10 @@ def rerun_records(records: Sequence[str],
     chosen = choose_runs(rerunnable_runs(records, root), count, seed)
     say(f'[check-docs] rerunning {len(chosen)} recorded runs (draw '
         f'--rerun-seed {seed})')
+    for domain in dict.fromkeys(
+            run_domain(run.definition.get('domain'), run.trial['mode'])
+            for run in chosen):
+        prepare_domain(domain, say=lambda line: say(f'[check-docs] {line}'))
     problems = []
     for run in chosen:
         start = time.time()

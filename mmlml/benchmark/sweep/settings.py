@@ -5,7 +5,7 @@ domains of the demo configs (found by their files, :func:`domains`).
 """
 import os
 import os.path as osp
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from mmengine.config import Config
 
@@ -16,7 +16,7 @@ __all__ = [
     'FULL_SETTING', 'MODES', 'DOMAIN_VARIABLE', 'load_config', 'dataset_modes',
     'LABEL_SEED', 'label_seed', 'setting_options', 'DOMAINS_DIR',
     'DEFAULT_DOMAIN', 'domains', 'domain_file', 'linear_domain', 'run_domain',
-    'mode_options', 'format_options', 'REPO_ROOT', 'abs_path'
+    'mode_options', 'format_options', 'prepare_domain', 'REPO_ROOT', 'abs_path'
 ]
 
 
@@ -216,3 +216,29 @@ def format_options(options: dict) -> list:
     for key, value in options.items():
         args.append(f'{key}={"None" if value is None else value}')
     return args
+
+
+def prepare_domain(domain: Optional[str],
+                   root: str = REPO_ROOT,
+                   say: Callable[[str], None] = print) -> None:
+    """Make what ``domain`` needs before a run of it: each of its file's
+    ``prepare_command`` (a command or a list, e.g. a converted checkpoint)
+    whose ``prepare_creates`` (the path it makes, or a list in step) is
+    missing under ``root``, run there; ``say`` hears each."""
+    if domain is None:
+        return
+    import shlex
+    import subprocess
+    import sys
+    cfg = Config.fromfile(domain_file(domain, root))
+    commands, creates = cfg.get('prepare_command'), cfg.get('prepare_creates')
+    if isinstance(creates, str):  # one command and what it makes
+        commands, creates = [commands], [creates]
+    for command, made in zip(commands or [], creates or []):
+        if osp.exists(osp.join(root, made)):
+            continue
+        words = shlex.split(command)
+        if words[0] == 'python':
+            words[0] = sys.executable
+        say(f'domain {domain}: making {made}: {" ".join(words)}')
+        subprocess.run(words, cwd=root, check=True)
