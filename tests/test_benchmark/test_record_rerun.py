@@ -78,3 +78,16 @@ def test_only_finished_one_stage_runs_are_drawn(tiny_demo_config, tmp_path):
     ])
     runs = rerunnable_runs([record], str(tmp_path))
     assert [r.trial['config'] for r in runs] == [config]
+
+
+def test_a_stale_record_is_named_and_not_drawn(tiny_demo_config, tmp_path,
+                                               monkeypatch):
+    from mmlml.benchmark.reports import record_rerun
+    config = tiny_demo_config(max_epochs=1)
+    record = _record(tmp_path, [_trial(config, **{'val mAP': 1., 'mAP': 1.})])
+    monkeypatch.setitem(record_rerun.STALE_RECORDS, record, 'measured')
+    said = []
+    assert rerun_records([record], str(tmp_path), 1, seed=0,
+                         say=said.append) == []
+    assert any(record in line and 'measured' in line for line in said)
+    assert 'rerunning 0 recorded runs' in said[-1]
