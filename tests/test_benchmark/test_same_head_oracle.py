@@ -11,6 +11,7 @@ import re
 
 import pytest
 from conftest import ROOT
+from test_honest_oracle import _shifted
 from test_search import row
 
 from mmlml.benchmark.reports.heads import (ACTIVATION_MAP, POOLED_LINEAR,
@@ -30,14 +31,6 @@ HEADS = {
     'hill': POOLED_LINEAR,
     'boostlu_ll_r': ACTIVATION_MAP,
 }
-
-
-def _shifted(values, val_shift):
-    """A row whose validation mAP is its test mAP plus ``val_shift``."""
-    result = row(values)
-    for run in result['runs']:
-        run['val mAP'] = run['mAP'] + val_shift
-    return result
 
 
 def _mode_results():
