@@ -336,6 +336,14 @@ def test_two_commands_defining_the_same_new_sweep_both_go_on(tmp_path):
     assert first.definition == second.definition
 
 
+def _interactive_signals() -> None:
+    """The tool's signals as a shell's foreground command has them: a
+    test runner's worker may ignore SIGINT, and a child that inherits the
+    ignore never sees Ctrl-C (Python keeps an ignored SIGINT ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _running(storage) -> bool:
     """Whether a trial of the storage is running (read through the
     storage alone: a Sweep would parse every config, seconds on a loaded
@@ -365,7 +373,8 @@ def test_a_stopped_tool_ends_with_one_line(tmp_path, signum):
                             cwd=ROOT,
                             env=env,
                             stderr=subprocess.PIPE,
-                            text=True)
+                            text=True,
+                            preexec_fn=_interactive_signals)
     for _ in range(240):  # a cheap look: no config is parsed
         if tool.poll() is None and osp.exists(storage) and _running(storage):
             break
