@@ -14,7 +14,7 @@ import time
 
 import pytest
 from conftest import ROOT
-from test_stored_definition import _tamper
+from test_stored_definition import _one_run, _tamper
 from test_sweep import AN, FAKE, define, states
 
 from mmlml.benchmark.sweep import first_stage
@@ -35,15 +35,6 @@ SECOND = 'configs/demo/pseudo_label.py'
 @pytest.fixture(autouse=True)
 def fake_trainer(monkeypatch):
     monkeypatch.setenv('MMLML_SWEEP_TRAINER', FAKE)
-
-
-def _one_run(tmp_path, configs=(AN, )):
-    return define(
-        tmp_path,
-        configs=configs,
-        seeds=(0, ),
-        lrs=(0.1, ),
-        lr_bounds=(0.1, 0.1))
 
 
 @pytest.mark.parametrize(
