@@ -1,12 +1,15 @@
 """Write a model card, ``model_card.md``, into the work directory of every
 training run: what was trained, on which labels, with which results, and
 how to run it again."""
+import copy
+import os
 import os.path as osp
 import shlex
 import sys
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
+import torch
 from mmengine.dist import is_main_process
 from mmengine.hooks import CheckpointHook, Hook
 
@@ -14,7 +17,11 @@ from mmlml.registry import HOOKS
 from mmlml.utils.model_card import (MODEL_CARD, software_versions,
                                     update_model_card, write_model_card)
 
-__all__ = ['ModelCardHook']
+__all__ = ['ModelCardHook', 'CARD_FOLDER']
+
+#: The folder of the work directory where the card keeps the config as
+#: the run used it (:meth:`ModelCardHook._config_path`).
+CARD_FOLDER = 'model_card'
 
 
 def _plain(value, nested: bool = False) -> str:
@@ -30,6 +37,27 @@ def _plain(value, nested: bool = False) -> str:
     return repr(value) if nested else str(value)
 
 
+def _command() -> str:
+    """This process's command line, as a shell would take it."""
+    return 'python ' + ' '.join(shlex.quote(arg) for arg in sys.argv)
+
+
+def _test_title(checkpoint, runner, metrics: Dict[str, float]) -> str:
+    """A test's block title in the card: the checkpoint, the test set and
+    the thresholds its F1 metrics were read at (``tools/test.py``'s
+    ``thresholds/CF1...`` keys), so that the same test run again replaces
+    its block and a test at other thresholds gets its own."""
+    at = []
+    for key in metrics:
+        if key.startswith('thresholds/CF1'):
+            suffix = key[len('thresholds/CF1'):]
+            at.append('0.5' if not suffix else 'per class' if suffix ==
+                      '_thr-class' else suffix[len('_thr-'):])
+    name = osp.basename(checkpoint) if checkpoint else 'the loaded weights'
+    return (f'{name} on {type(runner.test_dataloader.dataset).__name__}, '
+            f'thresholds {", ".join(at) if at else "of the config"}')
+
+
 def _metric_table(metrics: Dict[str, float]) -> str:
     rows = [
         f'| {key} | {float(value):.4f} |' for key, value in metrics.items()
@@ -38,29 +66,54 @@ def _metric_table(metrics: Dict[str, float]) -> str:
     return '\n'.join(['| metric | value |', '|---|---:|'] + rows)
 
 
+#: The parts of ``model`` that have a line of their own in the card.
+_MODEL_PARTS = ('type', 'backbone', 'neck', 'head', 'data_preprocessor')
+
+
+def _training_pipeline(dataset: Any):
+    """The ``pipeline`` of a training dataset's config, looked for through
+    its wrappers (``dataset=dict(...)``); None where there is none."""
+    while isinstance(dataset, dict):
+        if dataset.get('pipeline') is not None:
+            return dataset['pipeline']
+        dataset = dataset.get('dataset')
+    return None
+
+
 def _config_section(runner) -> str:
-    """The config file and its method settings."""
+    """The config file and its method settings: the model's own (a
+    consistency weight), the head's with its loss and label estimator,
+    the data preprocessor (multi-view), the training pipeline (the views'
+    augmentations), the hooks and the optimizer wrapper (its per-parameter
+    rates)."""
     cfg = runner.cfg
     model = cfg.get('model', {})
-    head = model.get('head') or {}
+    head = dict(model.get('head') or {})
+    loss = head.pop('loss', None)
     lines = [
         f'- config: `{cfg.filename}`'
         if cfg.filename else '- config: (built in memory)'
     ]
     backbone = model.get('backbone') or {}
-    settings = [('model', model.get('type')),
+    own = {k: v for k, v in model.items() if k not in _MODEL_PARTS}
+    settings = [('model', model.get('type')), ('model settings', own or None),
                 ('backbone', backbone.get('type')),
                 ('backbone weights', backbone.get('init_cfg')),
-                ('head', head.get('type')), ('loss', head.get('loss')),
+                ('neck', model.get('neck')), ('head', head or None),
+                ('loss', loss),
+                ('data preprocessor', model.get('data_preprocessor')
+                 or cfg.get('data_preprocessor')),
+                ('training pipeline',
+                 _training_pipeline(cfg.train_dataloader.get('dataset'))),
                 ('load_from', cfg.get('load_from'))]
     for key, value in settings:
         if value is not None:
             lines.append(f'- {key}: `{_plain(value)}`')
     for hook in cfg.get('custom_hooks') or []:
         lines.append(f'- hook: `{_plain(hook)}`')
-    optimizer = (cfg.get('optim_wrapper') or {}).get('optimizer')
-    if optimizer is not None:
-        lines.append(f'- optimizer: `{_plain(optimizer)}`')
+    optim_wrapper = cfg.get('optim_wrapper')
+    if optim_wrapper is not None:
+        lines.append(f'- optimizer wrapper: `{_plain(optim_wrapper)}`')
     loop = runner.train_loop
     length = (f'{loop.max_epochs} epochs' if hasattr(loop, 'max_epochs') else
               f'{loop.max_iters} iterations')
@@ -135,14 +188,17 @@ class ModelCardHook(Hook):
     training, and add the test metrics to it when a checkpoint of that
     directory is tested.
 
-    The card's sections: *Config* (the file, model, loss, method hooks,
-    optimizer, schedule, seed), *Data* (the training, validation and test
-    sets, the partial-label protocol, the known positives and negatives of
-    each class in the training labels), *Validation metrics* (the last
-    epoch's, and the best checkpoint's), *Test metrics* and *Thresholds*
-    (filled in by ``tools/test.py`` and ``tools/choose_thresholds.py``),
-    *Commands* (the command that trained, and those that reproduce, test
-    and choose thresholds) and *Software* (the versions). mmlml's configs
+    The card's sections: *Config* (the file, the model's, head's and
+    loss's settings, data preprocessor, training pipeline, method hooks,
+    optimizer wrapper, schedule, seed), *Data* (the training, validation
+    and test sets, the partial-label protocol, the known positives and
+    negatives of each class in the training labels), *Validation metrics*
+    (the last epoch's, and the best checkpoint's), *Test metrics* (a block
+    per ``tools/test.py`` command) and *Thresholds* (filled in by
+    ``tools/choose_thresholds.py``), *Commands* (the command that trained,
+    and those that reproduce, test and choose thresholds) and *Software*
+    (the versions). The config as the run used it is kept beside the card
+    (``model_card/NAME.py``), the one the commands name. mmlml's configs
     register it (``default_hooks.model_card``), so MMPretrain's own
     ``tools/train.py`` writes the card too; only the main process writes.
     """
@@ -155,10 +211,34 @@ class ModelCardHook(Hook):
         self.by_epoch = True
 
     def before_train(self, runner) -> None:
-        self.command = 'python ' + ' '.join(
-            shlex.quote(arg) for arg in sys.argv)
+        self.command = _command()
         self.val_metrics = []
         self.by_epoch = hasattr(runner.train_loop, 'max_epochs')
+        if is_main_process():
+            self._dump_config(runner)
+
+    @staticmethod
+    def _config_path(runner) -> str:
+        """Where the card keeps the config as this run used it:
+        ``WORK_DIR/model_card/NAME.py``. Not MMEngine's copy in the work
+        directory itself, which the next run there (``tools/test.py`` on
+        a checkpoint: ``load_from`` set) writes over."""
+        name = osp.basename(runner.cfg.filename or 'config.py')
+        return osp.join(runner.work_dir, CARD_FOLDER, name)
+
+    def _dump_config(self, runner) -> None:
+        """The run's config, to train again from scratch: a resumed run's
+        ``resume`` and the checkpoint it resumed from left out."""
+        cfg = copy.deepcopy(runner.cfg)
+        if cfg.get('resume'):
+            cfg.resume = False
+            load_from = cfg.get('load_from')
+            if load_from and osp.abspath(load_from).startswith(
+                    osp.abspath(runner.work_dir) + os.sep):
+                cfg.load_from = None
+        path = self._config_path(runner)
+        os.makedirs(osp.dirname(path), exist_ok=True)
+        cfg.dump(path)
 
     def after_val_epoch(self, runner, metrics=None) -> None:
         if metrics:
@@ -196,17 +276,19 @@ class ModelCardHook(Hook):
         return text
 
     def _commands_section(self, runner) -> str:
-        config = osp.join(runner.work_dir, osp.basename(runner.cfg.filename)) \
-            if runner.cfg.filename else '<config>'
+        config = self._config_path(runner)
         checkpoint = runner.message_hub.get_info('best_ckpt') or \
             runner.message_hub.get_info('last_ckpt') or '<checkpoint>'
+        again = osp.normpath(runner.work_dir) + '_reproduced'
         return '\n'.join([
             'Trained with (from `' + osp.abspath('.') + '`):', '',
             f'    {self.command}', '',
-            'Reproduce (the config as this run used it, with its seed):', '',
-            f'    python tools/train.py {config} --cfg-options '
-            f'randomness.seed={runner.seed}', '', 'Test, choose thresholds:',
-            '', f'    python tools/test.py {config} {checkpoint}',
+            'Reproduce (the config as this run used it, with its seed, into '
+            'a new work directory):', '',
+            f'    python tools/train.py {config} --work-dir {again} '
+            f'--cfg-options randomness.seed={runner.seed}', '',
+            'Test, choose thresholds:', '',
+            f'    python tools/test.py {config} {checkpoint}',
             f'    python tools/choose_thresholds.py {config} {checkpoint}'
         ])
 
@@ -214,8 +296,13 @@ class ModelCardHook(Hook):
         if not is_main_process():
             return
         name = osp.splitext(osp.basename(runner.cfg.filename or 'model'))[0]
-        software = '\n'.join(f'- {package} {version}'
-                             for package, version in software_versions())
+        software = '\n'.join([
+            f'- {package} {version}'
+            for package, version in software_versions()
+        ] + [
+            f'- torch threads per process: {torch.get_num_threads()} (the '
+            "results' last digits depend on it)"
+        ])
         write_model_card(
             osp.join(runner.work_dir, MODEL_CARD), f'Model card: {name}', [
                 ('Config', _config_section(runner)),
@@ -245,5 +332,9 @@ class ModelCardHook(Hook):
                 f'({len(runner.test_dataloader.dataset)} images):\n\n'
                 f'{_metric_table(metrics)}')
         for directory in directories:
-            if update_model_card(directory, 'Test metrics', body):
+            if update_model_card(
+                    directory,
+                    'Test metrics',
+                    body,
+                    block=_test_title(checkpoint, runner, metrics)):
                 return

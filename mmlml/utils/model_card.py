@@ -3,9 +3,10 @@ directory, a markdown file of ``## `` sections.
 
 :class:`~mmlml.hooks.ModelCardHook` writes it at the end of training (what
 was trained, on what, with which results and software); the steps after
-training replace their own section in it: ``tools/test.py`` (through the
-same hook, when it tests a checkpoint of the directory) the test metrics,
-``tools/choose_thresholds.py`` the thresholds. This module only reads and
+training fill in their own section: ``tools/test.py`` (through the same
+hook, when it tests a checkpoint of the directory) adds a block of test
+metrics per test command, ``tools/choose_thresholds.py`` replaces the
+thresholds. This module only reads and
 writes the file; it knows nothing of runners.
 """
 import os
@@ -52,9 +53,33 @@ def card_sections(text: str) -> Tuple[str, List[Tuple[str, str]]]:
     return title, sections
 
 
-def update_model_card(directory: str, heading: str,
-                      body: str) -> Optional[str]:
-    """Replace (or append) one section of the card in ``directory``.
+_BLOCK = re.compile(r'^### (.+)$', re.MULTILINE)
+
+
+def _with_block(section: str, title: str, body: str) -> str:
+    """``section`` with its ``### title`` block replaced by ``body`` (or
+    appended); text before the first block (a placeholder) is dropped."""
+    found = list(_BLOCK.finditer(section))
+    blocks = []
+    for k, match in enumerate(found):
+        end = found[k + 1].start() if k + 1 < len(found) else len(section)
+        blocks.append(
+            (match.group(1).strip(), section[match.end():end].strip()))
+    names = [name for name, _ in blocks]
+    if title in names:
+        blocks[names.index(title)] = (title, body.strip())
+    else:
+        blocks.append((title, body.strip()))
+    return '\n\n'.join(f'### {name}\n\n{text}' for name, text in blocks)
+
+
+def update_model_card(directory: str,
+                      heading: str,
+                      body: str,
+                      block: Optional[str] = None) -> Optional[str]:
+    """Replace (or append) one section of the card in ``directory``; with
+    ``block``, only the ``### block`` part of that section (the other
+    blocks are kept: one per test command, say).
 
     Returns:
         str or None: The card's path, None when ``directory`` holds no
@@ -67,6 +92,9 @@ def update_model_card(directory: str, heading: str,
     with open(path) as f:
         title, sections = card_sections(f.read())
     names = [name for name, _ in sections]
+    if block is not None:
+        old = sections[names.index(heading)][1] if heading in names else ''
+        body = _with_block(old, block, body)
     if heading in names:
         sections[names.index(heading)] = (heading, body)
     else:

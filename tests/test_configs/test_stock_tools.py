@@ -114,6 +114,14 @@ def test_stock_train_runs_demo_config(path, tmp_path, monkeypatch):
     # mmlml's default hooks reach the stock script: the run's model card.
     card = (tmp_path / 'work' / 'model_card.md').read_text()
     assert '## Validation metrics' in card and '## Software' in card
+    cfg = Config.fromfile(config)
+    assert f"type='{cfg.model.head.loss.type}'" in card  # nested: quoted
+    if osp.basename(path) == 'lasd_cr.py':  # the method's own settings
+        assert 'consistency_weight=0.7' in card
+        assert "type='MultiView'" in card
+        assert 'MultiViewClsDataPreprocessor' in card
+    if osp.basename(path) == 'role.py':
+        assert 'label_estimator=' in card and 'lr_mult=10' in card
 
 
 @pytest.mark.slow

@@ -80,6 +80,9 @@ def test_training_writes_the_model_card(run):
     assert 'multi-label/mAP' in sections['Validation metrics']
     assert 'tools/train.py' in sections['Commands']
     assert 'randomness.seed=0' in sections['Commands']
+    kept = run['work'] / 'model_card' / 'tiny_demo.py'
+    assert f'tools/train.py {kept} --work-dir {run["work"]}_reproduced ' \
+        in sections['Commands']
     assert 'mmengine' in sections['Software']
     assert 'mmpretrain' in sections['Software']
 
@@ -114,13 +117,20 @@ def test_choose_test_and_infer(run, tmp_path, capsys):
     assert metrics['thresholds/CF1'] == metrics['multi-label/CF1']
     assert 'per-class thresholds: CF1' in printed
     assert 'thresholds/CF1_thr-class' in _card(run)['Test metrics']
-    # --thr: the metrics at that one threshold, the file unread.
+    # --thr: the metrics at that one threshold, the file unread; the card
+    # keeps both tests, a block each.
     metrics = test_tool.main([
         config, checkpoint, '--work-dir',
         str(tmp_path / 'test'), '--thr', '0.3'
     ])
     keys = [k for k in metrics if k.startswith('thresholds/CF1')]
     assert keys == ['thresholds/CF1_thr-0.30']
+    tests = _card(run)['Test metrics']
+    assert tests.count('### epoch_2.pth on SyntheticShapes, thresholds') == 2
+    assert f'thresholds 0.5, {chosen.global_threshold:.2f}, per class' \
+        in tests
+    assert 'thresholds/CF1_thr-class' in tests
+    assert 'thresholds/CF1_thr-0.30' in tests
 
     # infer: per-class thresholds picked so that only class 0 and 2 can be
     # predicted (thresholds 0 and 0.0 + tiny), the others never (1.0 is
@@ -149,3 +159,26 @@ def test_choose_test_and_infer(run, tmp_path, capsys):
     with pytest.raises(infer.InputError, match='is for 2 classes'):
         infer.main([config, copy, *paths])
     assert np.isfinite([r['scores'][classes[1]] for r in results]).all()
+
+
+def test_the_cards_command_reproduces_the_run(run, capsys):
+    """The card's "Reproduce" command, after a test in the run's own work
+    directory (which writes its config there again, with ``load_from``),
+    trains the same run from scratch into a new directory: the same
+    validation metrics."""
+    _tool('test').main([run['config'], run['checkpoint']])
+    sections = _card(run)
+    command = next(line.split() for line in sections['Commands'].splitlines()
+                   if '_reproduced' in line)
+    assert command[:2] == ['python', 'tools/train.py']
+    again = command[command.index('--work-dir') + 1]
+    load_train_tool().main(command[2:])
+    reproduced = dict(
+        card_sections(open(osp.join(again, MODEL_CARD)).read())[1])
+
+    def tables(text):  # the metrics, without the checkpoints' paths
+        return [line for line in text.splitlines() if line.startswith('|')]
+
+    assert tables(reproduced['Validation metrics']) == tables(
+        sections['Validation metrics'])
+    assert 'load_from' not in reproduced['Config']

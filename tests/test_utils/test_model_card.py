@@ -27,6 +27,21 @@ def test_sections_round_trip_and_update(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == [MODEL_CARD]  # no temp
 
 
+def test_blocks_of_a_section(tmp_path):
+    """A section of blocks (one per test command): a block replaced by its
+    title, a new one appended, the placeholder before the first dropped."""
+    path = str(tmp_path / MODEL_CARD)
+    write_model_card(path, 'Model card: an', [('Test metrics', 'Not yet.'),
+                                              ('Software', '- torch 2')])
+    for title, body in [('test.py a', 'mAP 1'), ('test.py b', 'mAP 2'),
+                        ('test.py a', 'mAP 3')]:
+        update_model_card(str(tmp_path), 'Test metrics', body, block=title)
+    sections = dict(card_sections(open(path).read())[1])
+    assert sections['Test metrics'] == ('### test.py a\n\nmAP 3\n\n'
+                                        '### test.py b\n\nmAP 2')
+    assert sections['Software'] == '- torch 2'
+
+
 def test_no_card_no_update(tmp_path):
     assert update_model_card(str(tmp_path), 'Thresholds', 'x') is None
     assert not (tmp_path / MODEL_CARD).exists()
