@@ -709,6 +709,28 @@ def test_smoke_refuses_what_the_full_selection_refuses(tmp_path, monkeypatch,
         check_dataloaders(cfg, ['test_dataloader'])
 
 
+def test_smoke_leaves_out_what_the_full_selection_leaves_out(
+        tmp_path, monkeypatch, capsys):
+    """A refusal of the full run's training check, not of its dataloaders:
+    a batch larger than the training split with ``drop_last`` (the
+    smoke's batches of 2 would fit). The full selection and --smoke both
+    leave the method out, with the same line."""
+    monkeypatch.chdir(tmp_path)
+    config = write_custom_config(
+        tmp_path, 'train_dataloader.update(batch_size=4096, '
+        'drop_last=True)\n')
+    tool = load_tool()
+    said = []
+    for smoke in ([], ['--smoke']):
+        with pytest.raises(SystemExit, match='no method of an can run'):
+            tool.main([config, '--methods', 'an', '--workers', '0'] + smoke)
+        said.append(
+            next(line for line in capsys.readouterr().err.splitlines()
+                 if 'left out: an cannot train' in line))
+    assert said[0] == said[1]
+    assert 'train_dataloader.batch_size (4096) is larger' in said[0]
+
+
 def test_a_selection_is_joined_by_its_study(tmp_path, monkeypatch, capsys):
     """docs/cluster.md's way: the same config with ``--join --study NAME``
     adds workers to a running selection, its methods and search the

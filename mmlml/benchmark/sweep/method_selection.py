@@ -99,24 +99,33 @@ def prepare_methods(
 ) -> Tuple[Dict[str, Config], dict]:
     """Each method's preset applied to ``config`` (:func:`apply_preset`, at
     the epochs of ``config`` with ``cfg_options``), then changed in place
-    by ``transform`` (e.g. :func:`~mmlml.cli.smoke_config.smoke_config`) and,
-    with ``check``, its run checked with ``cfg_options`` before anything
-    trains (:func:`check_training`). Returns ``({method: config},
-    {method: why it cannot run})``: a method that cannot run is left out,
-    the others go on."""
+    by ``transform`` (e.g. :func:`~mmlml.cli.smoke_config.smoke_config`).
+    With ``check``, its run is checked with ``cfg_options`` before anything
+    trains (:func:`check_training`): the full run's, and with ``transform``
+    the changed one's too, so that what the full selection leaves out a
+    ``--smoke`` selection leaves out as well (a batch larger than the
+    training split, which the smoke's batches of 2 would hide). Returns
+    ``({method: config}, {method: why it cannot run})``: a method that
+    cannot run is left out, the others go on."""
     user = Config.fromfile(config)
     user.merge_from_dict(dict(cfg_options or {}))
     epochs = training_epochs(user, config)
+
+    def checked(cfg: Config, name: str) -> None:
+        run = copy.deepcopy(cfg)
+        run.merge_from_dict(dict(cfg_options or {}))
+        check_training(run, name)
+
     cfgs, dropped = {}, {}
     for name in methods:
         try:
             cfg = apply_preset(config, name, epochs)
+            if check:
+                checked(cfg, name)
             if transform is not None:
                 transform(cfg)
-            if check:
-                run = copy.deepcopy(cfg)
-                run.merge_from_dict(dict(cfg_options or {}))
-                check_training(run, name)
+                if check:
+                    checked(cfg, name)
         except MethodError as error:
             dropped[name] = str(error)
             continue
