@@ -4,6 +4,8 @@
 stand-in ``sacct`` that fails as the test bed's does (no Slurm needed)."""
 import logging
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -28,9 +30,10 @@ def watcher(tmp_path, monkeypatch):
     monkeypatch.setattr(watcher, '_registered', {'12345'})
     monkeypatch.setattr(watcher, '_finished', set())
     log = logging.getLogger('submitit')
-    filters = list(log.filters)
+    filters = [list(log.filters)] + [list(h.filters) for h in log.handlers]
     yield watcher
-    log.filters[:] = filters
+    for owner, kept in zip([log] + log.handlers, filters):
+        owner.filters[:] = kept
 
 
 def test_sacct_failures_are_said_once(watcher, capfd, caplog):
@@ -47,3 +50,29 @@ def test_sacct_failures_are_said_once(watcher, capfd, caplog):
     ]
     assert len(said) == 1 and 'said once' in said[0]
     assert 'accounting storage is disabled' not in capfd.readouterr().err
+
+
+def test_the_terminal_shows_it_once(tmp_path):
+    """What a terminal shows: submitit's logging sends a warning to
+    standard output and standard error, so the line "said once" came
+    twice; it comes once, on standard error."""
+    sacct = tmp_path / 'sacct'
+    sacct.write_text(_SACCT)
+    sacct.chmod(0o755)
+    script = ('from submitit.slurm.slurm import SlurmJob\n'
+              'from mmlml.benchmark.sweep.executors import '
+              'quiet_sacct_warnings\n'
+              'quiet_sacct_warnings()\n'
+              'SlurmJob.watcher._registered = {"12345"}\n'
+              'for _ in range(3):\n'
+              '    SlurmJob.watcher.update()\n')
+    env = dict(os.environ, PATH=f'{tmp_path}{os.pathsep}{os.environ["PATH"]}')
+    shown = subprocess.run([sys.executable, '-c', script],
+                           env=env,
+                           capture_output=True,
+                           text=True,
+                           timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert (shown.stdout + shown.stderr).count('said once') == 1
+    assert 'said once' in shown.stderr
+    assert 'accounting storage is disabled' not in shown.stderr

@@ -75,13 +75,29 @@ def _without_stderr(make_command: Callable) -> Callable:
     return quiet
 
 
+class _BelowWarning(logging.Filter):
+    """On submitit's standard-output handler: the records below WARNING.
+    submitit's logging sends a warning to both of its handlers, standard
+    output and standard error, so a terminal showed each warning twice;
+    its standard-error handler still says it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < logging.WARNING
+
+
 def quiet_sacct_warnings() -> None:
     """Say once in this process that sacct is not available
-    (:class:`_SacctOnce`), however many sweeps or workers it starts, and
-    keep sacct's own complaint off the terminal (:func:`_without_stderr`)."""
+    (:class:`_SacctOnce`), however many sweeps or workers it starts, keep
+    sacct's own complaint off the terminal (:func:`_without_stderr`), and
+    submitit's warnings on one stream (:class:`_BelowWarning`)."""
     log = logging.getLogger('submitit')
     if not any(isinstance(f, _SacctOnce) for f in log.filters):
         log.addFilter(_SacctOnce())
+    for handler in log.handlers:
+        if (getattr(handler, 'stream', None) is sys.stdout
+                or handler.get_name() == 'submitit_out') and not any(
+                    isinstance(f, _BelowWarning) for f in handler.filters):
+            handler.addFilter(_BelowWarning())
     from submitit.slurm.slurm import SlurmJob
     watcher = SlurmJob.watcher
     if not getattr(watcher._make_command, 'mmlml_quiet', False):
