@@ -38,6 +38,7 @@ from mmlml.cli.smoke_config import smoke_config
 from mmlml.cli.work_dir_lock import (WorkDirInUse, is_first_process,
                                      work_dir_lock)
 from mmlml.compat import CheckpointDamaged
+from mmlml.compat.build_messages import explained_message
 from mmlml.datasets.checks import check_config_annotation_files
 from mmlml.hooks import RandomStateHook, ResumeCheckHook, TrainingProgressHook
 from mmlml.hooks.default_hooks import disabled_default_hooks
@@ -281,7 +282,10 @@ if __name__ == '__main__':
         main()
     except (WorkDirInUse, CheckpointDamaged) as error:
         raise SystemExit(f'[train] {error}') from None
-    except (ValueError, TypeError, FileNotFoundError) as error:
-        if _TRAINING:
+    except (ValueError, TypeError, FileNotFoundError, KeyError) as error:
+        # A KeyError only where it names an unknown type (a misspelt loss).
+        said = explained_message(error) if isinstance(error,
+                                                      KeyError) else str(error)
+        if _TRAINING or said is None:
             raise
-        raise SystemExit(f'[train] {error}') from None
+        raise SystemExit(f'[train] {said}') from None

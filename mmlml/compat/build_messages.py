@@ -25,7 +25,7 @@ from typing import Any, List, Optional, Tuple
 
 __all__ = [
     'install', 'registered_names', 'closest_names', 'settings_of',
-    'unknown_type_message', 'unknown_setting_message'
+    'unknown_type_message', 'unknown_setting_message', 'explained_message'
 ]
 
 #: Python's message for a keyword a constructor does not take.
@@ -139,6 +139,15 @@ def _explained(error: BaseException, message: str) -> BaseException:
     better.__traceback__ = error.__traceback__
     setattr(better, '_mmlml_explained', True)
     return better
+
+
+def explained_message(error: BaseException) -> Optional[str]:
+    """The message of an error this module explained (an unknown type or
+    setting), for a tool to print in one line; None for any other error.
+    A ``KeyError``'s message without the quotes ``str`` gives it."""
+    if not getattr(error, '_mmlml_explained', False):
+        return None
+    return str(error.args[0]) if error.args else str(error)
 
 
 def _better_error(registry, cfg, args, kwargs,

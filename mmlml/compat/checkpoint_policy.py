@@ -161,11 +161,24 @@ def is_damaged(path) -> bool:
         return f.read(1) != b'\x80'  # a pickle's first byte (protocol 2+)
 
 
+def _first_words(text: str, limit: int = 160) -> str:
+    """``text`` up to ``limit`` characters, cut after its last whole
+    sentence that fits, else after a whole word with an ellipsis: never
+    in the middle of a word or a parenthesis."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    end = head.rfind('. ')
+    if end > 0:
+        return head[:end + 1]
+    return head[:head.rfind(' ')].rstrip(' ,;:(') + ' ...'
+
+
 def damaged_message(path: str, error: Exception) -> str:
     """The one line that names a damaged checkpoint and what to do."""
     cause = str(error).strip().splitlines()
-    cause_text = f' ({type(error).__name__}: {cause[0][:160]})' if cause \
-        else f' ({type(error).__name__})'
+    cause_text = f' ({type(error).__name__}: {_first_words(cause[0])})' \
+        if cause else f' ({type(error).__name__})'
     return (f'{path}: the checkpoint is damaged{cause_text}; a save cut short '
             '(a full disk, a killed job) leaves such a file: delete it and '
             'resume from an earlier checkpoint (--resume PATH) or train '

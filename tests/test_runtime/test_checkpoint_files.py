@@ -13,6 +13,7 @@ from mmengine.runner.checkpoint import _load_checkpoint
 
 import mmlml  # noqa: F401  (applies the fixes)
 from mmlml.compat import CheckpointDamaged, write_atomically
+from mmlml.compat.checkpoint_policy import damaged_message
 
 
 def test_write_cut_short_leaves_the_old_file(tmp_path):
@@ -79,7 +80,22 @@ def test_damaged_checkpoint_is_named_in_one_line(tmp_path, damage):
     message = str(info.value)
     assert message.startswith(f'{path}: the checkpoint is damaged')
     assert '--resume PATH' in message and '\n' not in message
+    # torch's cause is cut after a whole sentence or word, its
+    # parenthesis closed.
+    cause = message[message.index('(') + 1:message.index('); a save')]
+    assert cause.endswith(('.', ' ...')) or len(cause) <= 160, cause
+    assert cause.count('(') == cause.count(')'), cause
     assert _load_checkpoint(str(good))['state_dict']['w'].shape == (64, )
+
+
+def test_a_long_cause_is_cut_between_words():
+    long = RuntimeError('PytorchStreamReader failed reading zip archive: '
+                        'failed finding central directory. ' + 'word ' * 40)
+    message = damaged_message('x.pth', long)
+    assert '(RuntimeError: PytorchStreamReader failed reading zip archive: ' \
+        'failed finding central directory.); a save' in message
+    words = RuntimeError('word ' * 60)
+    assert 'word word ...); a save' in damaged_message('x.pth', words)
 
 
 def test_resume_from_a_damaged_checkpoint(trained, tmp_path):

@@ -95,3 +95,29 @@ def test_busy_work_dir_and_damaged_checkpoint_are_one_line(tmp_path):
         assert result.returncode == 1, result.stderr[-2000:]
         assert result.stderr.strip().splitlines()[-1].startswith(start)
         assert 'Traceback' not in result.stderr
+
+
+@pytest.mark.parametrize('loss, said', [
+    ("type='HilLoss'", '[train] HilLoss is not in the mmpretrain::model '
+     'registry: did you mean HillLoss'),
+    ("type='HillLoss', lambd=1.5", "[train] HillLoss has no setting "
+     "'lambd': did you mean 'lamb'?"),
+])
+def test_a_misspelt_loss_is_one_line(tmp_path, loss, said):
+    """A misspelt type or setting: the closest names, in one line."""
+    config = tmp_path / 'typo.py'
+    config.write_text(
+        f"_base_ = [{osp.join(ROOT, 'configs/demo/an.py')!r}]\n"
+        f'model = dict(head=dict(loss=dict(_delete_=True, {loss})))\n')
+    result = subprocess.run([
+        sys.executable,
+        osp.join(ROOT, 'tools', 'train.py'),
+        str(config), '--smoke', '--work-dir',
+        str(tmp_path / 'work')
+    ],
+                            cwd=tmp_path,
+                            capture_output=True,
+                            text=True)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1].startswith(said)
+    assert 'Traceback' not in result.stderr

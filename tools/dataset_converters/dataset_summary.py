@@ -50,11 +50,17 @@ def main(argv=None) -> int:
             f'{args.config} has no {args.split}_dataloader.', file=sys.stderr)
         return 1
     try:
-        dataset = DATASETS.build(loader['dataset'])
-    except NoKnownNegative as error:
-        # Summarize it all the same (as a split that is not evaluated).
-        print(f'warning: {error}', file=sys.stderr)
-        dataset = DATASETS.build(dict(loader['dataset'], test_mode=False))
+        try:
+            dataset = DATASETS.build(loader['dataset'])
+        except NoKnownNegative as error:
+            # Summarize it all the same (as a split that is not evaluated).
+            print(f'warning: {error}', file=sys.stderr)
+            dataset = DATASETS.build(dict(loader['dataset'], test_mode=False))
+    except (FileNotFoundError, ValueError) as error:
+        # What a preparation gets wrong (a missing annotation file, a value
+        # that does not fit), in one line: it names the file and the item.
+        print(f'[dataset_summary] {args.split}: {error}', file=sys.stderr)
+        return 1
     if hasattr(dataset, 'statistics') and hasattr(dataset, 'dataset'):
         stats = dataset.statistics()
         print(f'{type(dataset).__name__} ({args.split}):')
