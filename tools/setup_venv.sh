@@ -48,6 +48,8 @@ if [ ! -x "$VENV/bin/python" ]; then
     fi
 fi
 if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
+    # pip's "a new release of pip" notice is not the user's business here.
+    export PIP_DISABLE_PIP_VERSION_CHECK=1
     if compgen -G "$VENV/lib/python*/site-packages/mmlml_shared_environment.pth" \
             >/dev/null; then
         echo "[mmlml] installing what is missing into $VENV"

@@ -7,6 +7,7 @@ alike) on a custom config (EfficientNet-Lite0, Adam)."""
 import os
 import os.path as osp
 import re
+import signal
 import subprocess
 import time
 
@@ -19,19 +20,32 @@ from conftest import ROOT, dist_train_env, free_port
 pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.timeout(480)]
 
 
-def _run(command, env):
-    """The command's output; the seconds it took are ``_run.seconds``."""
+def _run(command, env, seconds=300):
+    """The command's output; the seconds it took are ``_run.seconds``. A
+    command still running after ``seconds`` fails the test with the Python
+    stacks of its processes: its process group gets SIGABRT, which
+    faulthandler turns into a stack (the tasks that Slurm started run
+    outside the group: pytest-timeout's stack of the test says where it
+    waits)."""
     start = time.monotonic()
-    result = subprocess.run(
+    process = subprocess.Popen(
         command,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env=dict(env, PYTHONFAULTHANDLER='1'),
         cwd=ROOT,
-        timeout=300)
+        start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGABRT)
+        out, err = process.communicate()
+        pytest.fail(f'{" ".join(command[:2])} still ran after {seconds} s; '
+                    f'the stacks:\n{err[-6000:]}')
     _run.seconds = time.monotonic() - start
-    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
-    return result.stdout + result.stderr
+    assert process.returncode == 0, (out + err)[-3000:]
+    return out + err
 
 
 def _user_env(**extra):
