@@ -56,7 +56,7 @@ from mmpretrain.apis import ImageClassificationInferencer
 from mmpretrain.models.heads import MultiLabelClsHead
 from mmpretrain.structures import DataSample
 
-from mmlml.apis import class_names
+from mmlml.apis import check_trained_model, class_names
 from mmlml.cli import (add_cfg_options_argument, add_force_argument,
                        add_model_arguments, check_output, tool_parser)
 from mmlml.compat.checkpoint_policy import check_checkpoint_exists
@@ -286,6 +286,10 @@ def build_inferencer(cfg: Config,
     except RuntimeError as error:
         raise InputError(f'The checkpoint {checkpoint} does not fit the '
                          f'model of the config: {error}') from error
+    try:
+        check_trained_model(model_cfg, loaded, cfg.filename, checkpoint)
+    except ValueError as error:
+        raise InputError(str(error)) from None
     if not isinstance(getattr(model, 'head', None), MultiLabelClsHead):
         warnings.warn(f'The model head ({type(model.head).__name__}) is not '
                       'a multi-label head: its scores may not be '

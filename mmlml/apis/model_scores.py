@@ -17,6 +17,7 @@ from torch.utils.data import DataLoader
 
 from mmlml.registry import MODELS
 from mmlml.utils.progress_line import ProgressLine
+from .trained_model import check_trained_model
 
 __all__ = ['find_pipeline', 'build_model', 'predict_scores']
 
@@ -41,12 +42,14 @@ def find_pipeline(dataset_cfg, name: str):
 def build_model(cfg, checkpoint: str, device: str) -> Tuple[BaseModel, dict]:
     """The config's model (with its data preprocessor, as the Runner builds
     it) with the checkpoint's weights loaded strictly, in eval mode on
-    ``device``, and the loaded checkpoint dict."""
+    ``device``, and the loaded checkpoint dict. A checkpoint trained as
+    another model is refused (:func:`.trained_model.check_trained_model`)."""
     model_cfg = cfg.model.copy()
     if cfg.get('data_preprocessor') is not None:
         model_cfg.setdefault('data_preprocessor', cfg.data_preprocessor)
     model = MODELS.build(model_cfg)
     ckpt = load_checkpoint(model, checkpoint, map_location='cpu', strict=True)
+    check_trained_model(model_cfg, ckpt, cfg.filename, checkpoint)
     return model.to(device).eval(), ckpt
 
 
