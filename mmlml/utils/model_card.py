@@ -40,17 +40,20 @@ def write_model_card(path: str, title: str,
     return path
 
 
+def _parts(text: str, heading) -> List[Tuple[str, str]]:
+    """The ``(title, body)`` parts of ``text`` that start at each match of
+    ``heading`` (a compiled pattern whose group 1 is the title)."""
+    found = list(heading.finditer(text))
+    ends = [match.start() for match in found[1:]] + [len(text)]
+    return [(match.group(1).strip(), text[match.end():end].strip())
+            for match, end in zip(found, ends)]
+
+
 def card_sections(text: str) -> Tuple[str, List[Tuple[str, str]]]:
     """The title and the ``(heading, body)`` sections of a card's text."""
     title_match = re.match(r'# (.+)\n', text)
     title = title_match.group(1) if title_match else 'Model card'
-    headings = list(_HEADING.finditer(text))
-    sections = []
-    for k, match in enumerate(headings):
-        end = headings[k + 1].start() if k + 1 < len(headings) else len(text)
-        sections.append(
-            (match.group(1).strip(), text[match.end():end].strip()))
-    return title, sections
+    return title, _parts(text, _HEADING)
 
 
 _BLOCK = re.compile(r'^### (.+)$', re.MULTILINE)
@@ -59,12 +62,7 @@ _BLOCK = re.compile(r'^### (.+)$', re.MULTILINE)
 def _with_block(section: str, title: str, body: str) -> str:
     """``section`` with its ``### title`` block replaced by ``body`` (or
     appended); text before the first block (a placeholder) is dropped."""
-    found = list(_BLOCK.finditer(section))
-    blocks = []
-    for k, match in enumerate(found):
-        end = found[k + 1].start() if k + 1 < len(found) else len(section)
-        blocks.append(
-            (match.group(1).strip(), section[match.end():end].strip()))
+    blocks = _parts(section, _BLOCK)
     names = [name for name, _ in blocks]
     if title in names:
         blocks[names.index(title)] = (title, body.strip())
