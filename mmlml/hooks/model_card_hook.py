@@ -13,6 +13,7 @@ import torch
 from mmengine.dist import is_main_process
 from mmengine.hooks import CheckpointHook, Hook
 
+from mmlml.apis.model_scores import find_pipeline
 from mmlml.registry import HOOKS
 from mmlml.utils.model_card import (MODEL_CARD, software_versions,
                                     update_model_card, write_model_card)
@@ -72,12 +73,11 @@ _MODEL_PARTS = ('type', 'backbone', 'neck', 'head', 'data_preprocessor')
 
 def _training_pipeline(dataset: Any):
     """The ``pipeline`` of a training dataset's config, looked for through
-    its wrappers (``dataset=dict(...)``); None where there is none."""
-    while isinstance(dataset, dict):
-        if dataset.get('pipeline') is not None:
-            return dataset['pipeline']
-        dataset = dataset.get('dataset')
-    return None
+    its wrappers; None where there is none."""
+    try:
+        return find_pipeline(dataset, 'train_dataloader')
+    except ValueError:
+        return None
 
 
 def _config_section(runner) -> str:
@@ -194,7 +194,7 @@ class ModelCardHook(Hook):
     and test sets, the partial-label protocol, the known positives and
     negatives of each class in the training labels), *Validation metrics*
     (the last epoch's, and the best checkpoint's), *Test metrics* (a block
-    per ``tools/test.py`` command) and *Thresholds* (filled in by
+    per test: checkpoint, test set, thresholds) and *Thresholds* (filled in by
     ``tools/choose_thresholds.py``), *Commands* (the command that trained,
     and those that reproduce, test and choose thresholds) and *Software*
     (the versions). The config as the run used it is kept beside the card

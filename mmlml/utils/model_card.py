@@ -5,9 +5,8 @@ directory, a markdown file of ``## `` sections.
 was trained, on what, with which results and software); the steps after
 training fill in their own section: ``tools/test.py`` (through the same
 hook, when it tests a checkpoint of the directory) adds a block of test
-metrics per test command, ``tools/choose_thresholds.py`` replaces the
-thresholds. This module only reads and
-writes the file; it knows nothing of runners.
+metrics per test, ``tools/choose_thresholds.py`` replaces the thresholds.
+This module only reads and writes the file; it knows nothing of runners.
 """
 import os
 import os.path as osp
@@ -77,7 +76,7 @@ def update_model_card(directory: str,
                       block: Optional[str] = None) -> Optional[str]:
     """Replace (or append) one section of the card in ``directory``; with
     ``block``, only the ``### block`` part of that section (the other
-    blocks are kept: one per test command, say).
+    blocks are kept: one per test, say).
 
     Returns:
         str or None: The card's path, None when ``directory`` holds no
