@@ -194,6 +194,43 @@ def test_feature_maps_are_cached_once(stamps, tmp_path, monkeypatch):
             features=dict(checkpoint=osp.join(str(tmp_path), 'no.pth')))
 
 
+def test_a_process_keeps_the_feature_infos_of_its_canvases(
+        stamps, tmp_path, monkeypatch):
+    """A sweep's worker builds the same splits for every trial: the second
+    dataset of the same canvases draws no layout and reads no cache file,
+    gives the same infos (its own dicts), leaves torch's random generator
+    as a read does (the training that follows is the same), and a cache
+    file written again is read again."""
+    from mmlml.datasets.domains import photo_canvases
+    features = _cache_features(tmp_path)
+    kwargs = dict(num_samples=6, img_size=64, features=features)
+    _canvases(stamps, **kwargs)  # makes the cache file
+    photo_canvases._FEATURE_DATA_LISTS.clear()
+    torch.manual_seed(0)
+    read = _canvases(stamps, **kwargs)
+    after_read = torch.get_rng_state()
+    draws, reads = [], []
+    draw, read_cache = PhotoCanvases._draw, feature_maps_module.read_cache
+    monkeypatch.setattr(
+        PhotoCanvases, '_draw',
+        lambda self, render: draws.append(render) or draw(self, render))
+    monkeypatch.setattr(feature_maps_module, 'read_cache',
+                        lambda *a: reads.append(a) or read_cache(*a))
+    torch.manual_seed(0)
+    kept = _canvases(stamps, **kwargs)
+    assert torch.equal(torch.get_rng_state(), after_read)
+    assert draws == [] and reads == []
+    for idx in range(6):
+        ours, theirs = kept.get_data_info(idx), read.get_data_info(idx)
+        assert ours is not theirs and ours.keys() == theirs.keys()
+        assert np.array_equal(ours.pop('img'), theirs.pop('img'))
+        assert ours == theirs
+    path, = (tmp_path / 'cache').glob('*.npy')
+    np.save(path, np.load(path))  # written again: read again
+    _canvases(stamps, **kwargs)
+    assert draws == [False] and len(reads) == 1
+
+
 def _cache_features(tmp_path):
     return dict(
         backbone=dict(type='EfficientNetLite', out_indices=(5, )),

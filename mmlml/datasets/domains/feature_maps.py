@@ -22,7 +22,7 @@ from mmlml.utils.progress_line import ProgressLine
 
 __all__ = [
     'check_features', 'check_feature_pipeline', 'feature_maps', 'map_shape',
-    'read_cache', 'cached_feature_maps', 'file_digest'
+    'read_cache', 'cached_feature_maps', 'feature_cache_path', 'file_digest'
 ]
 
 #: The keys of ``features`` and their defaults.
@@ -201,16 +201,12 @@ def read_cache(path: str, count: int, shape: tuple) -> np.ndarray:
     return maps
 
 
-def cached_feature_maps(description: dict,
-                        make_images: Callable[[], np.ndarray], features: dict,
-                        count: int, image_size: Tuple[int, int]) -> np.ndarray:
-    """:func:`feature_maps` of ``make_images()`` (``count`` images of
-    ``image_size``), read from ``features['cache_dir']`` when a file for
-    the same ``description`` (what determines the images, with the digests
-    of the files they are made of: a JSON-able dict), backbone, checkpoint
-    content and statistics is there (checked, :func:`read_cache`), else
-    computed and written there (atomically, so that concurrent runs never
-    read half a file)."""
+def feature_cache_path(description: dict, features: dict) -> Optional[str]:
+    """The cache file of the maps of the images ``description`` determines
+    (:func:`cached_feature_maps`), from them, the backbone, the content of
+    its checkpoint and the statistics; None without a ``cache_dir``."""
+    if features['cache_dir'] is None:
+        return None
     checkpoint = features['checkpoint']
     key = json.dumps(
         dict(
@@ -222,8 +218,21 @@ def cached_feature_maps(description: dict,
         sort_keys=True,
         default=str)
     name = hashlib.sha256(key.encode()).hexdigest()[:24] + '.npy'
+    return osp.join(features['cache_dir'], name)
+
+
+def cached_feature_maps(description: dict,
+                        make_images: Callable[[], np.ndarray], features: dict,
+                        count: int, image_size: Tuple[int, int]) -> np.ndarray:
+    """:func:`feature_maps` of ``make_images()`` (``count`` images of
+    ``image_size``), read from ``features['cache_dir']`` when a file for
+    the same ``description`` (what determines the images, with the digests
+    of the files they are made of: a JSON-able dict), backbone, checkpoint
+    content and statistics is there (checked, :func:`read_cache`), else
+    computed and written there (atomically, so that concurrent runs never
+    read half a file)."""
+    path = feature_cache_path(description, features)
     cache_dir = features['cache_dir']
-    path = None if cache_dir is None else osp.join(cache_dir, name)
     if path is not None and osp.isfile(path):
         return read_cache(path, count, map_shape(features, image_size))
     maps = feature_maps(make_images(), features)

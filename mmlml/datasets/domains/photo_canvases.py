@@ -16,6 +16,7 @@ ImageNet backbone; it is not PASCAL VOC and its numbers are not VOC numbers.
 import functools
 import glob
 import hashlib
+import json
 import os
 import os.path as osp
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -29,13 +30,36 @@ from mmlml.utils.hyperparameters import (Choice, Flag, Integer, Real,
 from ..partial.protocol import SEED, VAL_FRAC
 from .canvases import CanvasPools, free_box
 from .feature_maps import (cached_feature_maps, check_feature_pipeline,
-                           check_features, file_digest)
+                           check_features, feature_cache_path, file_digest,
+                           map_shape)
 from .generated_multi_label_dataset import (IMAGE_SEED, SPLIT, SPLIT_STREAMS,
                                             GeneratedMultiLabelDataset)
 from .image_files import read_image
 from .photo_backgrounds import (WALLPAPER_MAX_SIDE, WALLPAPERS,
                                 background_pools, bundled_background_paths,
                                 find_wallpapers, load_background_files)
+
+#: How many splits' feature infos a process keeps (the training,
+#: validation and test canvases of one domain).
+FEATURE_DATA_LISTS_KEPT = 3
+
+#: The feature infos of the canvases built last in this process and the
+#: state of the cache file they were read from, by the canvases' and the
+#: features' description (:meth:`PhotoCanvases.load_data_list`), the most
+#: recent last.
+_FEATURE_DATA_LISTS: Dict[str, Tuple[List[dict], Optional[tuple]]] = {}
+
+
+def _file_state(path: Optional[str]) -> Optional[tuple]:
+    """A file's size, modification time and inode (None: no such file): a
+    cache file written again or replaced has another."""
+    try:
+        stat = os.stat(path) if path is not None else None
+    except OSError:
+        return None
+    return None if stat is None else (stat.st_size, stat.st_mtime_ns,
+                                      stat.st_ino)
+
 
 __all__ = [
     'PhotoCanvases', 'PHOTO_CATEGORIES', 'FINE_PHOTO_CATEGORIES', 'TAXONOMIES',
@@ -772,20 +796,56 @@ class PhotoCanvases(CanvasPools, GeneratedMultiLabelDataset):
     def load_data_list(self) -> List[dict]:
         """Generate the canvases and their labels (one data info each, see
         the class docstring); with ``features``, the cached feature map of
-        each canvas replaces its image."""
+        each canvas replaces its image.
+
+        With ``features``, the infos are kept in this process for the next
+        dataset of the same canvases (:data:`_FEATURE_DATA_LISTS`), as long
+        as their cache file is the one they were read from: a sweep's
+        worker builds the same three splits for each of its trials, and
+        drawing the layouts and reading the maps was most of building
+        them. Each dataset gets its own info dicts; the maps are shared,
+        read only by the feature pipeline
+        (:data:`~.feature_maps.FEATURE_TRANSFORMS`)."""
         if self.features is None:
             return self._draw(render=True)
-        infos = self._draw(render=False)
-        maps = cached_feature_maps(
-            self.description(),
-            lambda: np.stack([info['img'] for info in self._draw(True)]),
-            self.features,
-            count=len(infos),
-            image_size=(self.img_size, self.img_size))
-        for info, feature_map in zip(infos, maps):
-            info['img'] = feature_map
-            info['img_shape'] = feature_map.shape[:2]
-        return infos
+        description = self.description()
+        key = json.dumps(
+            dict(canvases=description, features=self.features),
+            sort_keys=True,
+            default=str)
+        path = feature_cache_path(description, self.features)
+        kept = _FEATURE_DATA_LISTS.pop(key, None)
+        if kept is not None and not self._kept_is_current(kept, path):
+            kept = None
+        if kept is None:
+            infos = self._draw(render=False)
+            maps = cached_feature_maps(
+                description,
+                lambda: np.stack([info['img'] for info in self._draw(True)]),
+                self.features,
+                count=len(infos),
+                image_size=(self.img_size, self.img_size))
+            for info, feature_map in zip(infos, maps):
+                info['img'] = feature_map
+                info['img_shape'] = feature_map.shape[:2]
+            kept = (infos, _file_state(path))
+        if path is not None:  # without a cache, nothing is kept either
+            _FEATURE_DATA_LISTS[key] = kept  # the most recent last
+            while len(_FEATURE_DATA_LISTS) > FEATURE_DATA_LISTS_KEPT:
+                _FEATURE_DATA_LISTS.pop(next(iter(_FEATURE_DATA_LISTS)))
+        return [dict(info) for info in kept[0]]
+
+    def _kept_is_current(self, kept: tuple, path: Optional[str]) -> bool:
+        """Whether kept infos still stand for their cache file: the same
+        file, and maps of the backbone's shape, checked as a cache read
+        checks them (:func:`~.feature_maps.read_cache`). Building that
+        backbone draws from torch's random generator, so the training that
+        follows is the same whether the infos were kept or read."""
+        infos, state = kept
+        if self.features is None or state != _file_state(path):
+            return False
+        shape = map_shape(self.features, (self.img_size, self.img_size))
+        return not infos or infos[0]['img'].shape == shape
 
     def extra_repr(self) -> List[str]:
         """Describe the generator in ``repr``."""
