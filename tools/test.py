@@ -35,9 +35,8 @@ from mmlml.datasets.checks import check_config_annotation_files
 from mmlml.evaluation.class_thresholds import (ClassThresholds, check_classes,
                                                read_thresholds,
                                                thresholds_path)
-
-#: The prefix of the metrics at the thresholds of a thresholds file.
-THRESHOLD_PREFIX = 'thresholds'
+from mmlml.evaluation.multi_label_f1 import (THRESHOLD_REPORT_PREFIX,
+                                             f1_thresholds)
 
 
 def parse_args(argv=None):
@@ -101,7 +100,7 @@ def threshold_evaluators(args, thresholds: Optional[ClassThresholds]):
     """The ``MultiLabelF1Metric`` configs of the threshold report: at
     ``--thr``, or at 0.5, the global and the per-class thresholds of
     ``thresholds``; none without either."""
-    metric = dict(type='MultiLabelF1Metric', prefix=THRESHOLD_PREFIX)
+    metric = dict(type='MultiLabelF1Metric', prefix=THRESHOLD_REPORT_PREFIX)
     if args.thr is not None:
         return [dict(metric, thr=args.thr)]
     if thresholds is None:
@@ -117,19 +116,16 @@ def format_threshold_report(metrics: dict,
                             thresholds: Optional[ClassThresholds]) -> str:
     """CF1 and OF1 at the thresholds of the report, one line each."""
     lines = []
-    for key, value in metrics.items():
-        if not key.startswith(THRESHOLD_PREFIX + '/CF1') or \
-                key.endswith('_origin'):  # an EMA run's regular model
-            continue
-        suffix = key[len(THRESHOLD_PREFIX + '/CF1'):]
+    for suffix, threshold in f1_thresholds(metrics, THRESHOLD_REPORT_PREFIX):
         if suffix == '_thr-class':
             label = 'per-class thresholds'
         elif thresholds is not None and suffix:
             label = f'global threshold {thresholds.global_threshold:.4f}'
         else:
-            label = f'threshold {suffix[len("_thr-"):] or "0.5"}'
-        of1 = metrics.get(f'{THRESHOLD_PREFIX}/OF1{suffix}')
-        lines.append(f'  {label}: CF1 {float(value):.2f}, OF1 '
+            label = f'threshold {threshold}'
+        cf1 = metrics[f'{THRESHOLD_REPORT_PREFIX}/CF1{suffix}']
+        of1 = metrics.get(f'{THRESHOLD_REPORT_PREFIX}/OF1{suffix}')
+        lines.append(f'  {label}: CF1 {float(cf1):.2f}, OF1 '
                      f'{float(of1):.2f}')
     return '\n'.join(['CF1/OF1 on the test set at'] + lines) if lines \
         else ''

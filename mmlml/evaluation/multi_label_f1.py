@@ -1,5 +1,5 @@
 """CP, CR, CF1, OP, OR, OF1 as the multi-label literature defines them."""
-from typing import List, Optional, Sequence, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 import torch
 from mmpretrain.evaluation import MultiLabelMetric
@@ -11,6 +11,31 @@ from mmlml.utils.hyperparameters import (Flag, Integer, Real, RealTuple, Rule,
 #: ``topk`` of the multi-label metrics: the top-k classes of each sample
 #: are its predictions (no threshold).
 TOPK = Integer(None, low=1, optional=True)
+
+#: The prefix of ``tools/test.py``'s threshold report (the metrics at 0.5,
+#: the global and the per-class thresholds), which the model card reads.
+THRESHOLD_REPORT_PREFIX = 'thresholds'
+
+
+def f1_thresholds(metrics: dict, prefix: str) -> List[Tuple[str, str]]:
+    """``(suffix, threshold)`` of each ``{prefix}/CF1{suffix}`` key of
+    :class:`MultiLabelF1Metric` in ``metrics``, in their order: the
+    threshold as its suffix names it (``'0.5'``, ``'0.07'``,
+    ``'per class'``, ``'top 3'``); an EMA run's ``_origin`` keys left
+    out."""
+    found = []
+    for key in metrics:
+        if not key.startswith(f'{prefix}/CF1') or key.endswith('_origin'):
+            continue
+        suffix = key[len(f'{prefix}/CF1'):]
+        if suffix == '_thr-class':
+            threshold = 'per class'
+        elif suffix.startswith('_top'):
+            threshold = f'top {suffix[len("_top"):]}'
+        else:
+            threshold = suffix[len('_thr-'):] or '0.5'
+        found.append((suffix, threshold))
+    return found
 
 
 @METRICS.register_module()

@@ -14,6 +14,8 @@ from mmengine.dist import is_main_process
 from mmengine.hooks import CheckpointHook, Hook
 
 from mmlml.apis.model_scores import find_pipeline
+from mmlml.evaluation.multi_label_f1 import (THRESHOLD_REPORT_PREFIX,
+                                             f1_thresholds)
 from mmlml.registry import HOOKS
 from mmlml.utils.model_card import (MODEL_CARD, software_versions,
                                     update_model_card, write_model_card)
@@ -48,12 +50,10 @@ def _test_title(checkpoint, runner, metrics: Dict[str, float]) -> str:
     the thresholds its F1 metrics were read at (``tools/test.py``'s
     ``thresholds/CF1...`` keys), so that the same test run again replaces
     its block and a test at other thresholds gets its own."""
-    at = []
-    for key in metrics:
-        if key.startswith('thresholds/CF1'):
-            suffix = key[len('thresholds/CF1'):]
-            at.append('0.5' if not suffix else 'per class' if suffix ==
-                      '_thr-class' else suffix[len('_thr-'):])
+    at = [
+        threshold
+        for _, threshold in f1_thresholds(metrics, THRESHOLD_REPORT_PREFIX)
+    ]
     name = osp.basename(checkpoint) if checkpoint else 'the loaded weights'
     return (f'{name} on {type(runner.test_dataloader.dataset).__name__}, '
             f'thresholds {", ".join(at) if at else "of the config"}')

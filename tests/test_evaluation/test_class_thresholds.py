@@ -188,3 +188,23 @@ def test_metric_at_per_class_thresholds():
         MultiLabelF1Metric(class_thr=[0.5, 1.5])
     with pytest.raises(ValueError, match='3 thresholds but the predictions'):
         MultiLabelF1Metric(class_thr=[0.5] * 3).compute_metrics(results)
+
+
+def test_the_thresholds_of_the_metric_keys():
+    """What tools/test.py prints and the model card titles read from the
+    keys of MultiLabelF1Metric: each threshold once, in order, an EMA
+    run's ``_origin`` keys left out."""
+    from mmlml.evaluation.multi_label_f1 import f1_thresholds
+    metrics = {
+        'thresholds/CP': 1,
+        'thresholds/CF1': 2,
+        'thresholds/CF1_thr-0.07': 3,
+        'thresholds/CF1_thr-class': 4,
+        'thresholds/CF1_thr-class_origin': 5,
+        'thresholds/CF1_top3': 6,
+        'multi-label/CF1': 7
+    }
+    assert f1_thresholds(metrics,
+                         'thresholds') == [('', '0.5'), ('_thr-0.07', '0.07'),
+                                           ('_thr-class', 'per class'),
+                                           ('_top3', 'top 3')]
